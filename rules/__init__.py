@@ -1,0 +1,1 @@
+"""The rules of idxcheck: one module per invariant, and the ordered registry."""
