@@ -1,0 +1,117 @@
+"""Finding the files to scan: walk files and folders, skip VCS, virtualenv and build folders and
+`--exclude` globs, never follow a symlink into a loop."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        "build",
+        "dist",
+        "site-packages",
+        "node_modules",
+        ".eggs",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str  # as given or found, for reading
+    display: str  # as reported
+
+
+@dataclass(frozen=True)
+class DiscoveryError:
+    path: str
+    message: str
+
+
+def _excluded(path: str, patterns: Sequence[str]) -> bool:
+    norm = path.replace(os.sep, "/")
+    parts = norm.split("/")
+    for pattern in patterns:
+        if fnmatch.fnmatch(norm, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+            return True
+        if fnmatch.fnmatch(norm, f"*/{pattern}") or fnmatch.fnmatch(norm, f"{pattern}/*"):
+            return True
+    return False
+
+
+def discover(paths: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[Candidate | DiscoveryError]:
+    seen: set[str] = set()
+    for root in paths:
+        if not os.path.lexists(root):
+            yield DiscoveryError(root, "no such file or directory")
+            continue
+        if os.path.isdir(root):
+            yield from _walk(root, exclude, seen)
+        elif os.path.isfile(root):
+            real = os.path.realpath(root)
+            if real not in seen and not _excluded(root, exclude):
+                seen.add(real)
+                yield Candidate(root, os.path.normpath(root))
+        else:
+            yield DiscoveryError(root, "not a regular file or directory (broken link or special file)")
+
+
+def _walk(root: str, exclude: Sequence[str], seen: set[str]) -> Iterator[Candidate | DiscoveryError]:
+    visited_dirs: set[str] = set()
+    errors: list[DiscoveryError] = []
+
+    def onerror(exc: OSError) -> None:
+        errors.append(DiscoveryError(exc.filename or root, f"cannot read directory: {exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=True):
+        real_dir = os.path.realpath(dirpath)
+        if real_dir in visited_dirs:
+            # A symlink back into a directory already walked: a loop, or a second route.
+            dirnames[:] = []
+            continue
+        visited_dirs.add(real_dir)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not _excluded(os.path.join(dirpath, d), exclude)
+        )
+        yield from errors
+        errors.clear()
+        for name in sorted(filenames):
+            if not name.endswith((".py", ".pyi")):
+                continue
+            full = os.path.join(dirpath, name)
+            if _excluded(full, exclude):
+                continue
+            if not os.path.exists(full):
+                yield DiscoveryError(full, "broken symbolic link or a link loop")
+                continue
+            real = os.path.realpath(full)
+            if real in seen:
+                continue
+            seen.add(real)
+            if not os.path.isfile(full):
+                yield DiscoveryError(full, "not a regular file")
+                continue
+            yield Candidate(full, os.path.normpath(full))
+    yield from errors

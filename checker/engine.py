@@ -1,0 +1,670 @@
+"""The pipeline: discover -> prefilter -> parse what can hold a site -> extract bindings per
+class -> rules turn them into obligations per forward mode and runner -> solve -> findings.
+
+The engine knows no individual rule: it asks each rule for a claim about each bound value."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from idxcheck.config import Config
+from idxcheck.discover import Candidate, DiscoveryError, discover
+from idxcheck.extract.classes import (
+    ClassFacts,
+    analyse_class,
+    analyse_function,
+    dataclass_fields,
+    is_mode_enum,
+    read_mode_model,
+)
+from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
+from idxcheck.extract.modes import ModeModel, mode_model_from_profile
+from idxcheck.extract.source import Block, SourceError, SourceFile
+from idxcheck.extract.values import LayoutV, Value
+from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
+from idxcheck.profile import Profile, load_profile
+from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
+from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
+from idxcheck.spans import Loc, Span
+from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, selected_locs, selected_text
+from idxcheck.sym.render import render_formula, render_term
+from idxcheck.sym.terms import (
+    FALSE,
+    TRUE,
+    And,
+    Atom,
+    BinOp,
+    Cmp,
+    Formula,
+    Ite,
+    Not,
+    Or,
+    RuntimeInt,
+    Tagged,
+    Term,
+    Unknown,
+    conj,
+    disj,
+    formula_atoms,
+    formula_mentions_mode,
+    neg,
+    specialise_formula,
+    specialise_term,
+    term_leaves,
+    untag,
+    untag_formula,
+)
+from idxcheck.verdicts import Verdict
+
+MAX_CASES = 64
+
+
+class UnsupportedSiteError(Exception):
+    """Raised under the test-only `raise_on_unsupported` switch."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Source loading
+
+
+@dataclass
+class LoadedTree:
+    files: list[SourceFile] = field(default_factory=list)
+    hits: dict[str, list[int]] = field(default_factory=dict)  # path -> hit line numbers
+    errors: list[FileError] = field(default_factory=list)
+    walked: int = 0
+
+
+def _prefilter_regex(profile: Profile) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(word) for word in profile.prefilter))
+
+
+def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
+    tree = LoadedTree()
+    pattern = _prefilter_regex(profile)
+    for item in discover(paths, config.exclude):
+        if isinstance(item, DiscoveryError):
+            tree.errors.append(FileError(item.path, item.message))
+            continue
+        tree.walked += 1
+        _load_one(item, tree, pattern)
+    return tree
+
+
+def _load_one(item: Candidate, tree: LoadedTree, pattern: re.Pattern[str]) -> None:
+    try:
+        with open(item.path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
+        return
+    # The prefilter runs on raw bytes first: most files never get decoded.
+    if not any(word.encode() in data for word in pattern.pattern.replace("\\", "").split("|")):
+        return
+    try:
+        text_file = SourceFile.from_bytes(item.display, data)
+    except SourceError as exc:
+        tree.errors.append(FileError(item.display, str(exc)))
+        return
+    lines = [text_file.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text_file.text)]
+    if lines:
+        tree.files.append(text_file)
+        tree.hits[text_file.path] = sorted(set(lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tree-wide facts
+
+
+class DataclassIndex:
+    """Field order of `@dataclass` classes: same file first, then a name unique in the tree."""
+
+    def __init__(self, files: Iterable[SourceFile]) -> None:
+        self._blocks: dict[str, list[tuple[SourceFile, Block]]] = {}
+        for source in files:
+            for block in source.blocks:
+                if block.kind != "class":
+                    continue
+                header = "".join(source.lines[block.start_line - 1 : block.header_line])
+                if "dataclass" in header:
+                    self._blocks.setdefault(block.name, []).append((source, block))
+        self._fields: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def names(self) -> set[str]:
+        return set(self._blocks)
+
+    def is_dataclass_block(self, source: SourceFile, block: Block) -> bool:
+        return any(s is source and b == block for s, b in self._blocks.get(block.name, []))
+
+    def resolver(self, source: SourceFile) -> Any:
+        def fields(name: str) -> tuple[str, ...] | None:
+            candidates = self._blocks.get(name, [])
+            local = [c for c in candidates if c[0] is source]
+            chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+            if chosen is None:
+                return None
+            key = (chosen[0].path, name)
+            if key not in self._fields:
+                try:
+                    cls = chosen[0].class_source(chosen[1])
+                    self._fields[key] = dataclass_fields(cls)
+                except SourceError:
+                    self._fields[key] = None
+            return self._fields[key]
+
+        return fields
+
+
+def find_mode_model(tree: LoadedTree, profile: Profile) -> tuple[ModeModel, list[FileError]]:
+    errors: list[FileError] = []
+    fallback = mode_model_from_profile(profile)
+    for source in tree.files:
+        if "class ForwardMode" not in source.text:
+            continue
+        for block in source.blocks_named("ForwardMode"):
+            try:
+                cls = source.class_source(block)
+            except SourceError as exc:
+                errors.append(FileError(source.path, str(exc)))
+                continue
+            if not is_mode_enum(cls):
+                continue
+            ctx = ScanContext(profile, fallback, lambda _n: None, dict(profile.phase_widths))
+            model, problems = read_mode_model(cls, ctx)
+            errors.extend(FileError(source.path, p) for p in problems)
+            if model.members:
+                return model, errors
+    return fallback, errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Obligations
+
+
+@dataclass(frozen=True)
+class Obligation:
+    rule: Rule
+    binding: Binding
+    value: Value
+    mode: str
+    runner: RunnerWidth
+    claim: Claim
+    assumptions: Formula
+
+
+@dataclass
+class Outcome:
+    obligation: Obligation
+    verdict: Verdict
+    reason: str = ""
+    model: dict[str, int] = field(default_factory=dict)
+    atoms: dict[str, bool] = field(default_factory=dict)
+    needs: dict[str, int] = field(default_factory=dict)
+    width_value: int | None = None
+
+
+def lift_term(term: Term, limit: int = MAX_CASES) -> list[tuple[Formula, Term]] | None:
+    """Pull if-then-else out of a term: [(guard, ite-free term)], or None when too many."""
+    if isinstance(term, Tagged):
+        return lift_term(term.inner, limit)
+    if isinstance(term, Ite):
+        then_cases = lift_term(term.then, limit)
+        else_cases = lift_term(term.other, limit)
+        if then_cases is None or else_cases is None:
+            return None
+        cases = [(conj(term.cond, g), t) for g, t in then_cases] + [
+            (conj(neg(term.cond), g), t) for g, t in else_cases
+        ]
+        return cases if len(cases) <= limit else None
+    if isinstance(term, BinOp):
+        left = lift_term(term.left, limit)
+        right = lift_term(term.right, limit)
+        if left is None or right is None or len(left) * len(right) > limit:
+            return None
+        return [(conj(gl, gr), BinOp(term.op, tl, tr)) for gl, tl in left for gr, tr in right]
+    return [(TRUE, term)]
+
+
+def lift_formula(formula: Formula, limit: int = MAX_CASES) -> list[tuple[Formula, Formula]] | None:
+    if isinstance(formula, Cmp):
+        left = lift_term(formula.left, limit)
+        right = lift_term(formula.right, limit)
+        if left is None or right is None or len(left) * len(right) > limit:
+            return None
+        return [(conj(gl, gr), Cmp(formula.op, tl, tr)) for gl, tl in left for gr, tr in right]
+    if isinstance(formula, (And, Or)):
+        cases: list[tuple[Formula, list[Formula]]] = [(TRUE, [])]
+        for arg in formula.args:
+            sub = lift_formula(arg, limit)
+            if sub is None or len(cases) * len(sub) > limit:
+                return None
+            cases = [(conj(g, gs), [*parts, f]) for g, parts in cases for gs, f in sub]
+        build = conj if isinstance(formula, And) else disj
+        return [(g, build(*parts)) for g, parts in cases]
+    if isinstance(formula, Not):
+        sub = lift_formula(formula.arg, limit)
+        return None if sub is None else [(g, neg(f)) for g, f in sub]
+    return [(TRUE, formula)]
+
+
+def _leaves_of_formula(formula: Formula) -> list[Term]:
+    out: list[Term] = []
+    if isinstance(formula, Cmp):
+        out.extend(term_leaves(formula.left))
+        out.extend(term_leaves(formula.right))
+    elif isinstance(formula, (And, Or)):
+        for arg in formula.args:
+            out.extend(_leaves_of_formula(arg))
+    elif isinstance(formula, Not):
+        out.extend(_leaves_of_formula(formula.arg))
+    return out
+
+
+class Checker:
+    """Turns bindings into obligations and decides them, with a cache of verdicts."""
+
+    def __init__(self, profile: Profile, config: Config, modes: ModeModel, runtime: RuntimeModel) -> None:
+        self.profile = profile
+        self.config = config
+        self.modes = modes
+        self.runtime = runtime
+        self.rules: list[Rule] = [cls() for cls in REGISTRY if config.rule_enabled(cls.code)]
+        self._solver: Any = None
+        self._cache: dict[tuple[Formula, Formula], Any] = {}
+
+    @property
+    def solver(self) -> Any:
+        if self._solver is None:
+            # z3 is imported only once an obligation needs it.
+            from idxcheck.solve.solver import Solver
+
+            self._solver = Solver(
+                [c.formula for c in self.profile.domain],
+                self.profile.symbol_order(),
+                self.config.rlimit,
+            )
+        return self._solver
+
+    def obligations(self, binding: Binding) -> Iterable[Obligation | tuple[Binding, Rule, str, NoClaim]]:
+        for rule in self.rules:
+            if binding.role not in rule.roles:
+                continue
+            for pc, value in iter_choice(binding.value, binding.pc):
+                if not formula_mentions_mode(pc):
+                    continue  # no forward mode reaches this value: its runtime width is unknown
+                for mode in self.modes.members:
+                    pc_mode = specialise_formula(pc, mode)
+                    if pc_mode == FALSE:
+                        continue
+                    for runner in self.runtime.for_mode(mode):
+                        claim = rule.claim(_specialise_value(value, mode), runner.term)
+                        if isinstance(claim, NoClaim):
+                            yield (binding, rule, mode, claim)
+                            continue
+                        assumptions = conj(pc_mode, runner.cond, claim.assumptions)
+                        yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
+
+    def decide(self, obligation: Obligation) -> Outcome:
+        holds = specialise_formula(obligation.claim.holds, obligation.mode)
+        cases = lift_formula(holds)
+        if cases is None:
+            cases = [(TRUE, holds)]
+        regular: list[Formula] = []
+        unsupported: list[tuple[Formula, str]] = []
+        for guard, case in cases:
+            leaves = _leaves_of_formula(case)
+            unknown = [leaf for leaf in leaves if isinstance(leaf, Unknown)]
+            if unknown:
+                assert isinstance(unknown[0], Unknown)
+                unsupported.append((guard, unknown[0].reason))
+            elif any(isinstance(leaf, RuntimeInt) for leaf in leaves):
+                continue  # computed from the runtime layout: consistent by construction
+            else:
+                regular.append(conj(guard, neg(case)))
+        verdict = Verdict.PROVED
+        outcome = Outcome(obligation, verdict)
+        if regular:
+            violation = disj(*regular)
+            result = self._check(obligation.assumptions, violation)
+            outcome = Outcome(
+                obligation,
+                result.verdict,
+                result.reason,
+                dict(result.model),
+                dict(result.atoms),
+                dict(result.needs),
+            )
+        for guard, reason in unsupported:
+            if outcome.verdict >= Verdict.UNSUPPORTED:
+                break
+            reachable = self._reachable(conj(obligation.assumptions, guard))
+            if reachable is None:
+                outcome = Outcome(obligation, Verdict.UNKNOWN, "z3 could not decide reachability")
+            elif reachable:
+                outcome = Outcome(obligation, Verdict.UNSUPPORTED, reason)
+        if not regular and not unsupported and outcome.verdict == Verdict.PROVED:
+            outcome.reason = "read from the runtime"
+        return outcome
+
+    def _check(self, assumptions: Formula, violation: Formula) -> Any:
+        key = (untag_formula(assumptions), untag_formula(violation))
+        found = self._cache.get(key)
+        if found is None:
+            found = self.solver.check(assumptions, violation)
+            self._cache[key] = found
+        return found
+
+    def _reachable(self, formula: Formula) -> bool | None:
+        key = (untag_formula(formula), TRUE)
+        found = self._cache.get(key)
+        if found is None:
+            found = self.solver.satisfiable(formula)
+            self._cache[key] = found
+        return found  # type: ignore[no-any-return]
+
+
+def _specialise_value(value: Value, mode: str) -> Value:
+    if isinstance(value, LayoutV):
+        return LayoutV(
+            specialise_term(value.start, mode),
+            specialise_term(value.stride, mode),
+            specialise_term(value.entries, mode) if value.entries is not None else None,
+            value.loc,
+            value.text,
+            value.source,
+        )
+    from idxcheck.extract.values import IntV
+
+    if isinstance(value, IntV):
+        return IntV(specialise_term(value.term, mode))
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings
+
+
+def _fingerprint(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+class FindingBuilder:
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
+    def names(self) -> dict[str, str]:
+        return dict(self.profile.display)
+
+    def build(self, outcome: Outcome, companions: dict[str, Term]) -> Finding:
+        ob = outcome.obligation
+        width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=_atom_values(outcome.atoms))
+        try:
+            width_value = eval_term(ob.runner.term, width_env)
+        except NotConcrete:
+            width_value = None
+        env = Assignment(ints=outcome.model, mode=ob.mode, width=width_value, atoms=width_env.atoms)
+        subject = specialise_term(ob.claim.subject, ob.mode)
+        chain = selected_locs(subject, env)
+        fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
+        primary = chain[-1] if chain else fallback
+        site_text = selected_text(subject, env) or (
+            ob.value.text if isinstance(ob.value, LayoutV) else render_term(subject)
+        )
+        names = self.names()
+        width_text = render_term(ob.runner.term, names)
+        message = ob.rule.format_message(
+            what=ob.claim.what, site=site_text, width=width_text, mode=ob.mode, name=ob.binding.name
+        )
+        related: list[Related] = []
+        if ob.binding.loc.span != primary.span:
+            related.append(Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span))
+        if isinstance(ob.value, LayoutV) and ob.value.loc.span not in (primary.span, ob.binding.loc.span):
+            related.append(Related("layout", f"index pointer built here: `{ob.value.text}`", ob.value.loc.span))
+        if ob.runner.from_profile:
+            related.append(
+                Related("profile", f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files")
+            )
+        else:
+            related.append(Related("runner", f"{ob.runner.runner or 'runner'} lays out `{ob.runner.text}` tokens per request in {ob.mode}", ob.runner.span))
+        if len(ob.binding.chain) > 1:
+            related.append(Related("entry", "reached from " + " -> ".join(ob.binding.chain)))
+        counterexample = {name: outcome.model[name] for name in outcome.model}
+        cex_text = " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items())
+        needs_text = ", ".join(
+            f"{names.get(k, k)} > {v - 1}" for k, v in outcome.needs.items() if k != "bs"
+        )
+        atoms_text = formula_atoms(conj(ob.assumptions, ob.claim.holds))
+        conditions = tuple(
+            (atoms_text[key], value) for key, value in outcome.atoms.items() if key in atoms_text
+        )
+        violation = render_formula(neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names)
+        explain = (
+            f"site: `{site_text}` bound to `{ob.binding.name}` in {ob.binding.function} ({ob.binding.kind})",
+            f"path condition in {ob.mode}: {render_formula(specialise_formula(ob.binding.pc, ob.mode), names)}",
+            f"runtime width: {width_text} ({ob.runner.source})",
+            f"fails whenever: {violation}",
+        )
+        fingerprint = _fingerprint(
+            ob.rule.code,
+            ob.binding.function,
+            ob.mode,
+            render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode)),
+        )
+        replay = {
+            "mode": ob.mode,
+            "bs": outcome.model.get("bs"),
+            "capture_bs": outcome.model.get("bs"),
+            "tokens_per_req": width_value,
+            "qo_stride": _evaluate(companions.get("qo_stride"), env),
+            "max_len": _evaluate(companions.get("max_len"), env),
+            "block_m": None,
+            "head_dim": None,
+        }
+        return Finding(
+            code=ob.rule.code,
+            name=ob.rule.name,
+            severity=ob.rule.severity,
+            span=primary.span,
+            function=ob.binding.function,
+            mode=ob.mode,
+            message=message,
+            verdict=Verdict.REFUTED,
+            counterexample=counterexample,
+            counterexample_text=cex_text,
+            needs_text=needs_text,
+            conditions=conditions,
+            related=tuple(related),
+            fingerprint=fingerprint,
+            explain=explain,
+            replay=replay,
+        )
+
+
+def _atom_values(atoms: dict[str, bool]) -> dict[str, bool]:
+    return dict(atoms)
+
+
+def _evaluate(term: Term | None, env: Assignment) -> int | None:
+    if term is None:
+        return None
+    try:
+        return eval_term(specialise_term(term, env.mode or ""), env)
+    except NotConcrete:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Scanning
+
+
+def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
+    config = config or Config()
+    started = time.perf_counter()
+    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    tree = load_tree(paths, config, profile)
+    result = scan_tree(tree, config, profile)
+    result.stats.seconds = round(time.perf_counter() - started, 3)
+    return result
+
+
+def scan_source(text: str, path: str = "<string>", config: Config | None = None) -> ScanResult:
+    """Scan one in-memory file (tests, VALID/INVALID cases)."""
+    config = config or Config()
+    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    tree = LoadedTree(walked=1)
+    source = SourceFile(path, text)
+    pattern = _prefilter_regex(profile)
+    lines = [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)]
+    if lines:
+        tree.files.append(source)
+        tree.hits[path] = sorted(set(lines))
+    return scan_tree(tree, config, profile)
+
+
+def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
+    result = ScanResult()
+    result.errors.extend(tree.errors)
+    stats = result.stats
+    stats.files = tree.walked
+    modes, mode_errors = find_mode_model(tree, profile)
+    result.errors.extend(mode_errors)
+    result.mode_model_source = modes.source
+    runtime = default_runtime_model(profile)
+    dataclasses = DataclassIndex(tree.files)
+    facts: list[ClassFacts] = []
+    for source in tree.files:
+        parsed = False
+        ctx = ScanContext(
+            profile,
+            modes,
+            dataclasses.resolver(source),
+            dict(runtime.phase_widths),
+            frozenset(b.name for b in source.blocks if b.kind == "def"),
+        )
+        try:
+            for block in source.blocks_containing(tree.hits.get(source.path, [])):
+                if dataclasses.is_dataclass_block(source, block):
+                    continue
+                if block.kind == "class":
+                    cls = source.class_source(block)
+                    parsed = True
+                    if is_mode_enum(cls, modes.enum_name):
+                        continue
+                    class_facts = analyse_class(cls, ctx)
+                else:
+                    fn = source.function_source(block)
+                    parsed = True
+                    class_facts = analyse_function(fn, ctx)
+                facts.append(class_facts)
+                result.errors.extend(FileError(source.path, e) for e in class_facts.errors)
+        except SourceError as exc:
+            result.errors.append(FileError(source.path, str(exc)))
+        except RecursionError:
+            result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+        if parsed:
+            stats.parsed += 1
+    check_facts(facts, config, profile, modes, runtime, result)
+    result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
+    result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
+    result.errors.sort(key=lambda e: (e.path, e.message))
+    return result
+
+
+def check_facts(
+    facts: list[ClassFacts],
+    config: Config,
+    profile: Profile,
+    modes: ModeModel,
+    runtime: RuntimeModel,
+    result: ScanResult,
+) -> None:
+    checker = Checker(profile, config, modes, runtime)
+    builder = FindingBuilder(profile)
+    stats = result.stats
+    site_locs: set[int] = set()
+    outcomes: list[Outcome] = []
+    notes: dict[tuple[str, int, str], SiteNote] = {}
+    for class_facts in facts:
+        for binding in class_facts.bindings:
+            for item in checker.obligations(binding):
+                if isinstance(item, tuple):
+                    _, rule, mode, no_claim = item
+                    site_locs.add(id(binding.loc))
+                    if no_claim.unsupported:
+                        stats.obligations += 1
+                        stats.unsupported += 1
+                        _note(notes, rule.code, binding.loc, binding.function, mode, Verdict.UNSUPPORTED, no_claim.reason)
+                        if config.raise_on_unsupported:
+                            raise UnsupportedSiteError(f"{binding.loc.span.label()}: {no_claim.reason}")
+                    continue
+                site_locs.add(id(binding.loc))
+                stats.obligations += 1
+                outcome = checker.decide(item)
+                outcomes.append(outcome)
+                verdict = outcome.verdict
+                if verdict == Verdict.PROVED:
+                    stats.proved += 1
+                elif verdict == Verdict.REFUTED:
+                    stats.refuted += 1
+                elif verdict == Verdict.UNKNOWN:
+                    stats.unknown += 1
+                    _note(notes, item.rule.code, binding.loc, binding.function, item.mode, verdict, outcome.reason or "solver budget exhausted")
+                elif verdict == Verdict.UNSUPPORTED:
+                    stats.unsupported += 1
+                    _note(notes, item.rule.code, binding.loc, binding.function, item.mode, verdict, outcome.reason)
+                    if config.raise_on_unsupported:
+                        raise UnsupportedSiteError(f"{binding.loc.span.label()}: {outcome.reason}")
+                elif verdict == Verdict.UNREACHABLE:
+                    stats.unreachable += 1
+    stats.sites = len(site_locs)
+    seen: set[tuple[str, str, Span]] = set()
+    for outcome in outcomes:
+        if outcome.verdict != Verdict.REFUTED:
+            continue
+        companions = _companions(outcome, outcomes)
+        finding = builder.build(outcome, companions)
+        key = (finding.code, finding.mode, finding.span)
+        if key in seen:
+            continue
+        seen.add(key)
+        result.findings.append(finding)
+    result.notes.extend(notes.values())
+
+
+def _note(
+    notes: dict[tuple[str, int, str], SiteNote],
+    code: str,
+    loc: Loc,
+    function: str,
+    mode: str,
+    verdict: Verdict,
+    reason: str,
+) -> None:
+    key = (code, id(loc), mode)
+    if key not in notes:
+        notes[key] = SiteNote(code, loc.span, function, mode, verdict, reason)
+
+
+def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
+    """The index-pointer stride and the grid scalar of the same class and mode, so that a
+    replay builds all of the metadata the way the code does."""
+    ob = outcome.obligation
+    owner = ob.binding.function.split(".")[0]
+    found: dict[str, Term] = {}
+    for other in outcomes:
+        o = other.obligation
+        if o.mode != ob.mode or o.binding.function.split(".")[0] != owner:
+            continue
+        if o.binding.chain[:1] != ob.binding.chain[:1] and found:
+            continue
+        if isinstance(o.value, LayoutV) and "qo_stride" not in found and o.rule.code == "IDX001":
+            found["qo_stride"] = o.value.stride
+        elif o.rule.code == "IDX002" and "max_len" not in found:
+            found["max_len"] = o.claim.subject
+    return found
+

@@ -1,0 +1,97 @@
+"""The forward-mode model: the members of `ForwardMode` and each predicate method as a formula
+over them (and over the predicate's flag parameters, such as `include_v2`).
+
+Read from the scanned tree when it holds the enum (so that both SGLang generations, with and
+without DRAFT_EXTEND v1, are modelled as they are); otherwise taken from the profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from idxcheck.profile import Profile
+from idxcheck.spans import Span
+from idxcheck.sym.terms import (
+    FALSE,
+    TRUE,
+    And,
+    Atom,
+    BoolConst,
+    Formula,
+    ModeIs,
+    Not,
+    Or,
+    conj,
+    disj,
+    neg,
+)
+
+FLAG_PREFIX = "flag:"
+
+
+@dataclass(frozen=True)
+class Predicate:
+    name: str
+    params: tuple[tuple[str, bool], ...]  # (flag name, default)
+    formula: Formula  # over ModeIs and Atom(FLAG_PREFIX + flag)
+
+
+@dataclass(frozen=True)
+class ModeModel:
+    enum_name: str
+    members: tuple[str, ...]
+    predicates: dict[str, Predicate]
+    source: str  # where it was read from: a file path, or "profile <name>"
+    span: Span | None = None
+
+    def call(self, name: str, args: list[Formula], kwargs: dict[str, Formula]) -> Formula | None:
+        pred = self.predicates.get(name)
+        if pred is None:
+            return None
+        values: dict[str, Formula] = {p: BoolConst(default) for p, default in pred.params}
+        for (param, _), arg in zip(pred.params, args):
+            values[param] = arg
+        for key, arg in kwargs.items():
+            if key in values:
+                values[key] = arg
+        return substitute_flags(pred.formula, values)
+
+    def at_member(self, formula: Formula, member: str) -> Formula:
+        return _eval_modes(formula, member)
+
+
+def substitute_flags(formula: Formula, values: dict[str, Formula]) -> Formula:
+    if isinstance(formula, Atom) and formula.key.startswith(FLAG_PREFIX):
+        return values.get(formula.key[len(FLAG_PREFIX) :], FALSE)
+    if isinstance(formula, And):
+        return conj(*(substitute_flags(a, values) for a in formula.args))
+    if isinstance(formula, Or):
+        return disj(*(substitute_flags(a, values) for a in formula.args))
+    if isinstance(formula, Not):
+        return neg(substitute_flags(formula.arg, values))
+    return formula
+
+
+def _eval_modes(formula: Formula, member: str) -> Formula:
+    if isinstance(formula, ModeIs):
+        return TRUE if member in formula.members else FALSE
+    if isinstance(formula, And):
+        return conj(*(_eval_modes(a, member) for a in formula.args))
+    if isinstance(formula, Or):
+        return disj(*(_eval_modes(a, member) for a in formula.args))
+    if isinstance(formula, Not):
+        return neg(_eval_modes(formula.arg, member))
+    return formula
+
+
+def mode_model_from_profile(profile: Profile) -> ModeModel:
+    predicates: dict[str, Predicate] = {}
+    for name, (always, flagged) in profile.mode_predicates.items():
+        parts: list[Formula] = [ModeIs(frozenset(always))]
+        for flag, members in flagged.items():
+            parts.append(conj(Atom(FLAG_PREFIX + flag, flag), ModeIs(frozenset(members))))
+        predicates[name] = Predicate(
+            name, tuple((flag, False) for flag in flagged), disj(*parts)
+        )
+    return ModeModel(
+        "ForwardMode", profile.mode_members, predicates, f"profile {profile.name}"
+    )

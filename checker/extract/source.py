@@ -1,0 +1,309 @@
+"""Reading a file and locating the code that can hold a site, cheaply.
+
+Building a libcst tree costs about ten times `ast.parse`, and libcst positions ten times more
+again, so a file is first split into its top-level `class`/`def` blocks with a line scan; only
+the blocks a scan needs are parsed with libcst, and positions are computed per function, for
+the nodes that end up in a report. A block the line scan got wrong (a column-0 line inside a
+triple-quoted string) fails to parse on its own and the whole module is parsed instead."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from idxcheck.spans import Loc, Span
+
+_HEADER = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
+_CONTINUATION = (")", "]", "}", "#")
+
+
+class SourceError(Exception):
+    """A per-file problem: undecodable, binary, unparsable. Reported; the scan goes on."""
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "class" | "def"
+    name: str
+    start_line: int  # first line, decorators included (1-based)
+    header_line: int  # the line of `class`/`def`
+    end_line: int  # last line (inclusive)
+
+
+def decode_source(data: bytes) -> str:
+    if b"\x00" in data:
+        raise SourceError("binary file (contains a NUL byte)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"bad encoding declaration: {exc}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def locate_blocks(lines: list[str]) -> list[Block]:
+    """Top-level `class` and `def` blocks, found by indentation alone."""
+    blocks: list[Block] = []
+    starts: list[tuple[int, int, str, str]] = []  # (start, header, kind, name)
+    decorator_start: int | None = None
+    statement_lines: list[int] = []
+    for index, line in enumerate(lines, start=1):
+        if not line or line[0] in " \t\r\n" or line.startswith(_CONTINUATION):
+            continue
+        statement_lines.append(index)
+        if line.startswith("@"):
+            if decorator_start is None:
+                decorator_start = index
+            continue
+        match = _HEADER.match(line)
+        if match:
+            kind = "class" if line.startswith("class") else "def"
+            start = decorator_start if decorator_start is not None else index
+            starts.append((start, index, kind, match.group(1)))
+        decorator_start = None
+    # A block ends just before the next column-0 statement after its header.
+    boundaries = statement_lines + [len(lines) + 1]
+    for start, header, kind, name in starts:
+        end = len(lines)
+        for line_no in boundaries:
+            if line_no > header:
+                end = line_no - 1
+                break
+        while end > header and not lines[end - 1].strip():
+            end -= 1
+        blocks.append(Block(kind, name, start, header, end))
+    return blocks
+
+
+class FunctionSource:
+    """A function or method as parsed, with lazily computed positions of its nodes."""
+
+    def __init__(
+        self,
+        file: SourceFile,
+        node: cst.FunctionDef,
+        def_line: int,
+        indent: int,
+        owner: str | None,
+    ) -> None:
+        self.file = file
+        self.node = node
+        self.def_line = def_line
+        self.indent = indent
+        self.owner = owner  # the class name, for methods
+        self._positions: dict[cst.CSTNode, object] | None = None
+        self._line_offset = 0
+        self._locs: dict[int, Loc] = {}
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.owner}.{self.name}" if self.owner else self.name
+
+    def loc(self, node: cst.CSTNode) -> Loc:
+        key = id(node)
+        found = self._locs.get(key)
+        if found is None:
+            found = Loc(lambda: self._span(node))
+            self._locs[key] = found
+        return found
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.file.code_for(node)
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        if self._positions is None:
+            # Positions of this function alone: a module holding only it, generated with
+            # position tracking, then shifted to where the function sits in the file.
+            wrapper = MetadataWrapper(cst.Module(body=[self.node]), unsafe_skip_copy=True)
+            self._positions = dict(wrapper.resolve(PositionProvider))
+            name_pos = self._positions[self.node.name]
+            self._line_offset = self.def_line - name_pos.start.line  # type: ignore[attr-defined]
+        pos = self._positions.get(node)
+        if pos is None:
+            return Span(self.file.path, self.def_line, self.indent, self.def_line, self.indent)
+        start, end = pos.start, pos.end  # type: ignore[attr-defined]
+        return Span(
+            self.file.path,
+            start.line + self._line_offset,
+            start.column + self.indent,
+            end.line + self._line_offset,
+            end.column + self.indent,
+        )
+
+
+@dataclass
+class ClassSource:
+    file: SourceFile
+    node: cst.ClassDef
+    block: Block
+    methods: dict[str, FunctionSource] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def base_names(self) -> list[str]:
+        names: list[str] = []
+        for arg in self.node.bases:
+            value = arg.value
+            if isinstance(value, cst.Name):
+                names.append(value.value)
+            elif isinstance(value, cst.Attribute):
+                names.append(value.attr.value)
+        return names
+
+    def decorator_names(self) -> list[str]:
+        names: list[str] = []
+        for deco in self.node.decorators:
+            expr = deco.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if isinstance(expr, cst.Name):
+                names.append(expr.value)
+            elif isinstance(expr, cst.Attribute):
+                names.append(expr.attr.value)
+        return names
+
+
+class SourceFile:
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.blocks = locate_blocks(self.lines)
+        self._by_name: dict[str, list[Block]] = {}
+        for block in self.blocks:
+            self._by_name.setdefault(block.name, []).append(block)
+        self._parsed: dict[Block, cst.CSTNode] = {}
+        self._classes: dict[Block, ClassSource] = {}
+        self._functions: dict[Block, FunctionSource] = {}
+        self._whole: cst.Module | None = None
+        self._whole_failed = False
+        self._module_for_codegen = cst.Module(body=[])
+
+    @classmethod
+    def from_bytes(cls, path: str, data: bytes) -> SourceFile:
+        return cls(path, decode_source(data))
+
+    # -- lookup ---------------------------------------------------------------------------
+
+    def blocks_named(self, name: str) -> list[Block]:
+        return self._by_name.get(name, [])
+
+    def blocks_containing(self, line_numbers: list[int]) -> list[Block]:
+        found: list[Block] = []
+        for block in self.blocks:
+            if any(block.start_line <= n <= block.end_line for n in line_numbers):
+                found.append(block)
+        return found
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self._module_for_codegen.code_for_node(node)
+
+    # -- parsing --------------------------------------------------------------------------
+
+    def parse_block(self, block: Block) -> cst.CSTNode:
+        found = self._parsed.get(block)
+        if found is not None:
+            return found
+        text = "".join(self.lines[block.start_line - 1 : block.end_line])
+        node: cst.CSTNode | None = None
+        try:
+            module = cst.parse_module(text)
+            if len(module.body) == 1:
+                node = module.body[0]
+        except cst.ParserSyntaxError:
+            node = None
+        except RecursionError:
+            raise SourceError("expression nested too deeply to parse") from None
+        if node is None or not isinstance(node, (cst.ClassDef, cst.FunctionDef)):
+            node = self._from_whole_module(block)
+        self._parsed[block] = node
+        return node
+
+    def _from_whole_module(self, block: Block) -> cst.CSTNode:
+        module = self.whole_module()
+        for stmt in module.body:
+            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == block.name:
+                return stmt
+        raise SourceError(f"cannot locate `{block.name}` (line {block.header_line})")
+
+    def whole_module(self) -> cst.Module:
+        if self._whole is None:
+            try:
+                self._whole = cst.parse_module(self.text)
+            except cst.ParserSyntaxError as exc:
+                raise SourceError(
+                    f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: "
+                    f"{exc.message}"
+                ) from None
+            except RecursionError:
+                raise SourceError("expression nested too deeply to parse") from None
+        return self._whole
+
+    def class_source(self, block: Block) -> ClassSource:
+        found = self._classes.get(block)
+        if found is not None:
+            return found
+        node = self.parse_block(block)
+        if not isinstance(node, cst.ClassDef):
+            raise SourceError(f"`{block.name}` is not a class")
+        cls = ClassSource(self, node, block)
+        def_lines = self._def_lines(block)
+        seen: dict[str, int] = {}
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef):
+                name = stmt.name.value
+                occurrence = seen.get(name, 0)
+                seen[name] = occurrence + 1
+                candidates = def_lines.get(name, [])
+                line, indent = (
+                    candidates[occurrence] if occurrence < len(candidates) else (block.header_line, 4)
+                )
+                # Later definitions of a name (property setters, overloads) win, as in Python.
+                cls.methods[name] = FunctionSource(self, stmt, line, indent, cls.name)
+        self._classes[block] = cls
+        return cls
+
+    def function_source(self, block: Block) -> FunctionSource:
+        found = self._functions.get(block)
+        if found is not None:
+            return found
+        node = self.parse_block(block)
+        if not isinstance(node, cst.FunctionDef):
+            raise SourceError(f"`{block.name}` is not a function")
+        fn = FunctionSource(self, node, block.header_line, 0, None)
+        self._functions[block] = fn
+        return fn
+
+    def _def_lines(self, block: Block) -> dict[str, list[tuple[int, int]]]:
+        """`def` lines of the methods directly inside a class block, by name."""
+        found: dict[str, list[tuple[int, int]]] = {}
+        body_indent: int | None = None
+        pattern = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
+        for line_no in range(block.header_line + 1, block.end_line + 1):
+            line = self.lines[line_no - 1]
+            match = pattern.match(line)
+            if not match:
+                continue
+            indent = len(match.group(1).expandtabs())
+            if body_indent is None:
+                body_indent = indent
+            if indent == body_indent:
+                found.setdefault(match.group(2), []).append((line_no, indent))
+        return found

@@ -1,0 +1,136 @@
+"""Project profiles: the data of `idxcheck.rules.profiles.<name>`, loaded and parsed once."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from idxcheck.sym.parse import parse_formula, parse_term
+from idxcheck.sym.terms import Formula, Term
+
+ROLE_QO = "qo_indptr"
+ROLE_GRID = "grid"
+
+
+@dataclass(frozen=True)
+class DomainConstraint:
+    text: str
+    why: str
+    formula: Formula
+
+
+@dataclass(frozen=True)
+class DefaultWidth:
+    mode: str
+    term: Term
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    config_symbols: dict[str, str]
+    init_param_symbols: dict[str, str]
+    config_object_attrs: tuple[str, ...]
+    config_object_names: tuple[str, ...]
+    config_functions: tuple[str, ...]
+    display: dict[str, str]
+    domain: tuple[DomainConstraint, ...]
+    default_widths: dict[str, DefaultWidth]
+    phase_widths: dict[str, Term]
+    phase_modes: dict[str, str]
+    width_functions: dict[str, str | None]
+    runtime_width_attrs: tuple[str, ...]
+    entry_params: dict[str, str]
+    forward_batch_attrs: dict[str, str]
+    qo_words: tuple[tuple[str, ...], ...]
+    grid_words: tuple[tuple[str, ...], ...]
+    role_prefixes: frozenset[str]
+    role_suffixes: frozenset[str]
+    entry_points: frozenset[str]
+    mode_members: tuple[str, ...]
+    mode_predicates: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]]
+    prefilter: tuple[str, ...]
+    _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def role_of(self, name: str) -> str | None:
+        """`qo_indptr`, `grid`, or None for a variable, attribute, keyword or key name."""
+        if name in self._role_cache:
+            return self._role_cache[name]
+        words = tuple(w for w in name.lower().split("_") if w)
+        role: str | None = None
+        for role_name, patterns in ((ROLE_QO, self.qo_words), (ROLE_GRID, self.grid_words)):
+            for pattern in patterns:
+                n = len(pattern)
+                for i in range(len(words) - n + 1):
+                    if words[i : i + n] == pattern:
+                        before, after = words[:i], words[i + n :]
+                        if all(w in self.role_prefixes for w in before) and all(
+                            w in self.role_suffixes for w in after
+                        ):
+                            role = role_name
+                        break
+                if role:
+                    break
+            if role:
+                break
+        self._role_cache[name] = role
+        return role
+
+    def display_name(self, symbol: str) -> str:
+        return self.display.get(symbol, symbol)
+
+    def symbol_order(self) -> list[str]:
+        return list(self.display)
+
+
+def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
+    try:
+        module = importlib.import_module(f"idxcheck.rules.profiles.{name}")
+    except ModuleNotFoundError:
+        raise ValueError(f"unknown profile {name!r}") from None
+    return profile_from_module(module, overrides or {})
+
+
+def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profile:
+    aliases = {short: long for long, short in module.DISPLAY.items() if short != long}
+    domain_entries: list[tuple[str, str]] = list(module.DOMAIN)
+    if overrides.get("replace_domain"):
+        domain_entries = []
+    for text in overrides.get("domain", []):
+        domain_entries.append((text, "[tool.idxcheck] domain"))
+    domain = tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in domain_entries)
+    widths = dict(module.DEFAULT_WIDTHS)
+    for mode, text in overrides.get("widths", {}).items():
+        widths[mode] = (text, "[tool.idxcheck] widths")
+    return Profile(
+        name=module.NAME,
+        config_symbols=dict(module.CONFIG_SYMBOLS),
+        init_param_symbols=dict(module.INIT_PARAM_SYMBOLS),
+        config_object_attrs=tuple(module.CONFIG_OBJECT_ATTRS),
+        config_object_names=tuple(module.CONFIG_OBJECT_NAMES),
+        config_functions=tuple(module.CONFIG_FUNCTIONS),
+        display=dict(module.DISPLAY),
+        domain=domain,
+        default_widths={
+            mode: DefaultWidth(mode, parse_term(text, aliases), text, source)
+            for mode, (text, source) in widths.items()
+        },
+        phase_widths={p: parse_term(t, aliases) for p, t in module.PHASE_WIDTHS.items()},
+        phase_modes=dict(module.PHASE_MODES),
+        width_functions=dict(module.WIDTH_FUNCTIONS),
+        runtime_width_attrs=tuple(module.RUNTIME_WIDTH_ATTRS),
+        entry_params=dict(module.ENTRY_PARAMS),
+        forward_batch_attrs=dict(module.FORWARD_BATCH_ATTRS),
+        qo_words=tuple(module.QO_INDPTR_WORDS),
+        grid_words=tuple(module.GRID_WORDS),
+        role_prefixes=frozenset(module.ROLE_PREFIXES),
+        role_suffixes=frozenset(module.ROLE_SUFFIXES),
+        entry_points=frozenset(module.ENTRY_POINTS),
+        mode_members=tuple(module.MODE_MEMBERS),
+        mode_predicates=dict(module.MODE_PREDICATES),
+        prefilter=tuple(module.PREFILTER),
+    )

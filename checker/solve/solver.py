@@ -1,0 +1,315 @@
+"""The only module that imports z3.
+
+Decides whether a violation formula is satisfiable under the domain and an obligation's
+assumptions, with a deterministic resource limit (z3's `rlimit`, not wall-clock), and turns a
+model into a minimal, readable counterexample: symbols are minimised one at a time in the
+profile's order, and for each symbol the least value any counterexample needs is reported
+when it is above what the domain allows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import z3
+
+from idxcheck.sym.terms import (
+    And,
+    Atom,
+    BinOp,
+    BoolConst,
+    Cmp,
+    Const,
+    Formula,
+    Ite,
+    ModeIs,
+    Not,
+    Or,
+    RuntimeInt,
+    RuntimeWidth,
+    Sym,
+    Tagged,
+    Term,
+    Unknown,
+    formula_atoms,
+    formula_terms,
+    symbols_of,
+)
+from idxcheck.verdicts import Verdict
+
+from idxcheck.solve_budget import DEFAULT_RLIMIT
+_SEARCH_FLOOR = 0
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    verdict: Verdict
+    model: dict[str, int] = field(default_factory=dict)
+    atoms: dict[str, bool] = field(default_factory=dict)
+    needs: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+
+
+def solver_version() -> str:
+    return z3.get_version_string()
+
+
+class _Translator:
+    def __init__(self) -> None:
+        self.ints: dict[str, z3.ArithRef] = {}
+        self.bools: dict[str, z3.BoolRef] = {}
+
+    def int_var(self, name: str) -> z3.ArithRef:
+        var = self.ints.get(name)
+        if var is None:
+            var = z3.Int(name)
+            self.ints[name] = var
+        return var
+
+    def bool_var(self, key: str) -> z3.BoolRef:
+        var = self.bools.get(key)
+        if var is None:
+            var = z3.Bool(f"atom:{key}")
+            self.bools[key] = var
+        return var
+
+    def term(self, term: Term) -> z3.ArithRef:
+        if isinstance(term, Tagged):
+            return self.term(term.inner)
+        if isinstance(term, Const):
+            return z3.IntVal(term.value)
+        if isinstance(term, Sym):
+            return self.int_var(term.name)
+        if isinstance(term, RuntimeWidth):
+            return self.int_var("@runtime_width")
+        if isinstance(term, RuntimeInt):
+            # Only ever in a path condition (the engine splits claims on them): a value the
+            # runtime computes, free for the solver.
+            return self.int_var(f"@runtime:{term.source}")
+        if isinstance(term, Unknown):
+            return self.int_var(f"@unknown:{term.reason}")
+        if isinstance(term, BinOp):
+            a, b = self.term(term.left), self.term(term.right)
+            if term.op == "+":
+                return a + b
+            if term.op == "-":
+                return a - b
+            if term.op == "*":
+                return a * b
+            if term.op == "//":
+                # Python floor division; z3's integer division is Euclidean, which agrees for
+                # positive divisors.
+                return z3.If(b > 0, a / b, z3.If(b < 0, (-a) / (-b), z3.IntVal(0)))
+            if term.op == "%":
+                return z3.If(b > 0, a % b, z3.If(b < 0, -((-a) % (-b)), a))
+            if term.op == "max":
+                return z3.If(a >= b, a, b)
+            if term.op == "min":
+                return z3.If(a <= b, a, b)
+            raise ValueError(f"unknown operator {term.op}")
+        if isinstance(term, Ite):
+            return z3.If(self.formula(term.cond), self.term(term.then), self.term(term.other))
+        raise TypeError(f"not a term: {term!r}")
+
+    def formula(self, formula: Formula) -> z3.BoolRef:
+        if isinstance(formula, BoolConst):
+            return z3.BoolVal(formula.value)
+        if isinstance(formula, Cmp):
+            a, b = self.term(formula.left), self.term(formula.right)
+            return {
+                "==": lambda: a == b,
+                "!=": lambda: a != b,
+                "<": lambda: a < b,
+                "<=": lambda: a <= b,
+                ">": lambda: a > b,
+                ">=": lambda: a >= b,
+            }[formula.op]()
+        if isinstance(formula, And):
+            return z3.And(*(self.formula(a) for a in formula.args))
+        if isinstance(formula, Or):
+            return z3.Or(*(self.formula(a) for a in formula.args))
+        if isinstance(formula, Not):
+            return z3.Not(self.formula(formula.arg))
+        if isinstance(formula, Atom):
+            return self.bool_var(formula.key)
+        if isinstance(formula, ModeIs):
+            raise ValueError("forward modes are substituted before solving")
+        raise TypeError(f"not a formula: {formula!r}")
+
+
+def formula_symbol_names(formula: Formula) -> set[str]:
+    return {s for t in formula_terms(formula) for s in symbols_of(t)}
+
+
+def relevant_domain(domain: Sequence[Formula], symbols: Iterable[str]) -> list[Formula]:
+    """The domain constraints connected to `symbols` through shared symbols."""
+    wanted = set(symbols)
+    chosen: list[Formula] = []
+    pending = list(domain)
+    changed = True
+    while changed:
+        changed = False
+        rest: list[Formula] = []
+        for constraint in pending:
+            names = formula_symbol_names(constraint)
+            if names & wanted:
+                chosen.append(constraint)
+                if not names <= wanted:
+                    wanted |= names
+                    changed = True
+            else:
+                rest.append(constraint)
+        pending = rest
+    return chosen
+
+
+class Solver:
+    def __init__(
+        self,
+        domain: Sequence[Formula],
+        order: Sequence[str],
+        rlimit: int = DEFAULT_RLIMIT,
+    ) -> None:
+        self.domain = list(domain)
+        self.order = list(order)
+        self.rlimit = rlimit
+
+    def _new(self, translator: _Translator, parts: Sequence[Formula]) -> z3.Solver:
+        solver = z3.SolverFor("QF_NIA")
+        solver.set("rlimit", self.rlimit)
+        solver.set("random_seed", 0)
+        for part in parts:
+            solver.add(translator.formula(part))
+        return solver
+
+    def satisfiable(self, formula: Formula) -> bool | None:
+        symbols = formula_symbol_names(formula)
+        parts = [*relevant_domain(self.domain, symbols), formula]
+        translator = _Translator()
+        solver = self._new(translator, parts)
+        result = solver.check()
+        if result == z3.unknown:
+            return None
+        return result == z3.sat
+
+    def check(self, assumptions: Formula, violation: Formula) -> SolveResult:
+        """PROVED when `violation` is impossible under the assumptions, UNREACHABLE when the
+        assumptions themselves are, REFUTED (with a minimal model) otherwise."""
+        symbols = formula_symbol_names(assumptions) | formula_symbol_names(violation)
+        domain = relevant_domain(self.domain, symbols)
+        translator = _Translator()
+        solver = self._new(translator, [*domain, assumptions, violation])
+        result = solver.check()
+        if result == z3.unknown:
+            return SolveResult(Verdict.UNKNOWN, reason=f"z3: {solver.reason_unknown()}")
+        if result == z3.unsat:
+            reach = self._new(_Translator(), [*domain, assumptions]).check()
+            if reach == z3.unsat:
+                return SolveResult(Verdict.UNREACHABLE)
+            if reach == z3.unknown:
+                return SolveResult(Verdict.UNKNOWN, reason="z3 could not decide reachability")
+            return SolveResult(Verdict.PROVED)
+        names = self._ordered(translator.ints)
+        model = self._minimise(translator, solver, names)
+        atoms = self._atoms(translator, solver, model)
+        needs = self._needs(domain, assumptions, violation, names, model)
+        return SolveResult(Verdict.REFUTED, model, atoms, needs)
+
+    def _ordered(self, ints: Mapping[str, z3.ArithRef]) -> list[str]:
+        visible = [n for n in ints if not n.startswith("@")]
+        ranked = [n for n in self.order if n in visible]
+        return ranked + sorted(n for n in visible if n not in ranked)
+
+    def _minimise(self, translator: _Translator, solver: z3.Solver, names: list[str]) -> dict[str, int]:
+        fixed: dict[str, int] = {}
+        for name in names:
+            var = translator.ints[name]
+            model = solver.model()
+            current = model.eval(var, model_completion=True).as_long()
+            low = _SEARCH_FLOOR if current >= _SEARCH_FLOOR else current
+            solver.push()
+            solver.add(var >= low)
+            if solver.check() != z3.sat:
+                solver.pop()
+                low = current
+                solver.push()
+                solver.add(var >= low)
+                solver.check()
+            # Binary search the least value with a model, keeping earlier symbols fixed.
+            best = current
+            hi = current
+            while low < hi:
+                mid = (low + hi) // 2
+                solver.push()
+                solver.add(var <= mid)
+                outcome = solver.check()
+                solver.pop()
+                if outcome == z3.sat:
+                    hi = mid
+                    best = mid
+                else:
+                    low = mid + 1
+            solver.pop()
+            solver.add(var == best)
+            fixed[name] = best
+            if solver.check() != z3.sat:  # pragma: no cover - the value was just seen satisfiable
+                break
+        return fixed
+
+    def _atoms(self, translator: _Translator, solver: z3.Solver, model_ints: dict[str, int]) -> dict[str, bool]:
+        if solver.check() != z3.sat:
+            return {}
+        model = solver.model()
+        return {
+            key: z3.is_true(model.eval(var, model_completion=True))
+            for key, var in sorted(translator.bools.items())
+        }
+
+    def _needs(
+        self,
+        domain: list[Formula],
+        assumptions: Formula,
+        violation: Formula,
+        names: list[str],
+        model: dict[str, int],
+    ) -> dict[str, int]:
+        """For each symbol, the least value it takes in any counterexample, when the domain
+        alone allows less: "needs topk >= 2"."""
+        needs: dict[str, int] = {}
+        for name in names:
+            with_violation = self._least(name, [*domain, assumptions, violation], model.get(name))
+            without = self._least(name, [*domain, assumptions], model.get(name))
+            if with_violation is not None and without is not None and with_violation > without:
+                needs[name] = with_violation
+        return needs
+
+    def _least(self, name: str, parts: list[Formula], upper: int | None) -> int | None:
+        if upper is None:
+            return None
+        translator = _Translator()
+        solver = self._new(translator, parts)
+        var = translator.int_var(name)
+        low, hi, best = _SEARCH_FLOOR, upper, None
+        solver.push()
+        solver.add(var <= upper)
+        if solver.check() != z3.sat:
+            return None
+        solver.pop()
+        while low <= hi:
+            mid = (low + hi) // 2
+            solver.push()
+            solver.add(var <= mid)
+            outcome = solver.check()
+            solver.pop()
+            if outcome == z3.sat:
+                best = mid
+                hi = mid - 1
+            elif outcome == z3.unsat:
+                low = mid + 1
+            else:
+                return None
+        return best
+
+
+def atom_texts(formula: Formula) -> dict[str, str]:
+    return formula_atoms(formula)

@@ -1,0 +1,64 @@
+"""Source positions.
+
+Positions are stored the way libcst reports them (1-based lines, 0-based columns) and are
+converted once, by each reporter, to what its format wants."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def shifted(self, line_offset: int, column_offset: int) -> Span:
+        """The span of a node parsed out of a block that starts at `line_offset + 1` and was
+        dedented by `column_offset` columns."""
+        return Span(
+            self.path,
+            self.line + line_offset,
+            self.column + column_offset,
+            self.end_line + line_offset,
+            self.end_column + column_offset,
+        )
+
+    def label(self) -> str:
+        return f"{self.path}:{self.line}:{self.column + 1}"
+
+
+class Loc:
+    """A place in the source whose exact span is computed on first use.
+
+    Computing positions with libcst costs a code-generation pass over the enclosing function,
+    so the extractor hands out `Loc`s and only the places that end up in a report pay for
+    their span. Compared by identity: one `Loc` per syntax node."""
+
+    __slots__ = ("_resolve", "_span")
+
+    def __init__(self, resolve: Callable[[], Span]) -> None:
+        self._resolve: Callable[[], Span] | None = resolve
+        self._span: Span | None = None
+
+    @classmethod
+    def fixed(cls, span: Span) -> Loc:
+        loc = cls(lambda: span)
+        loc._span = span
+        loc._resolve = None
+        return loc
+
+    @property
+    def span(self) -> Span:
+        if self._span is None:
+            assert self._resolve is not None
+            self._span = self._resolve()
+            self._resolve = None
+        return self._span
+
+    def __repr__(self) -> str:
+        return f"Loc({self._span!r})" if self._span is not None else "Loc(<lazy>)"

@@ -1,0 +1,83 @@
+"""Terms and formulas as text a person reads, with the profile's short symbol names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from idxcheck.sym.terms import (
+    And,
+    Atom,
+    BinOp,
+    BoolConst,
+    Cmp,
+    Const,
+    Formula,
+    Ite,
+    ModeIs,
+    Not,
+    Or,
+    RuntimeInt,
+    RuntimeWidth,
+    Sym,
+    Tagged,
+    Term,
+    Unknown,
+)
+
+_PRECEDENCE = {"max": 9, "min": 9, "*": 5, "//": 5, "%": 5, "+": 4, "-": 4}
+
+
+def render_term(term: Term, names: Mapping[str, str] | None = None, *, _parent: int = 0) -> str:
+    names = names or {}
+    if isinstance(term, Tagged):
+        return render_term(term.inner, names, _parent=_parent)
+    if isinstance(term, Const):
+        return str(term.value)
+    if isinstance(term, Sym):
+        return names.get(term.name, term.name)
+    if isinstance(term, RuntimeWidth):
+        return "runtime width"
+    if isinstance(term, RuntimeInt):
+        return f"<runtime {term.source}>"
+    if isinstance(term, Unknown):
+        return f"<unknown: {term.reason}>"
+    if isinstance(term, BinOp):
+        if term.op in ("max", "min"):
+            return f"{term.op}({render_term(term.left, names)}, {render_term(term.right, names)})"
+        prec = _PRECEDENCE[term.op]
+        left = render_term(term.left, names, _parent=prec)
+        right = render_term(term.right, names, _parent=prec + 1)
+        text = f"{left} {term.op} {right}"
+        return f"({text})" if prec < _parent else text
+    if isinstance(term, Ite):
+        text = (
+            f"{render_term(term.then, names, _parent=1)} if {render_formula(term.cond, names)} "
+            f"else {render_term(term.other, names, _parent=1)}"
+        )
+        return f"({text})" if _parent > 0 else text
+    raise TypeError(f"not a term: {term!r}")
+
+
+def render_formula(formula: Formula, names: Mapping[str, str] | None = None) -> str:
+    names = names or {}
+    if isinstance(formula, BoolConst):
+        return "True" if formula.value else "False"
+    if isinstance(formula, Cmp):
+        return f"{render_term(formula.left, names, _parent=3)} {formula.op} {render_term(formula.right, names, _parent=3)}"
+    if isinstance(formula, And):
+        return " and ".join(_wrap(a, names) for a in formula.args)
+    if isinstance(formula, Or):
+        return " or ".join(_wrap(a, names) for a in formula.args)
+    if isinstance(formula, Not):
+        return f"not {_wrap(formula.arg, names)}"
+    if isinstance(formula, ModeIs):
+        members = sorted(formula.members)
+        return f"mode is {members[0]}" if len(members) == 1 else f"mode in ({', '.join(members)})"
+    if isinstance(formula, Atom):
+        return f"`{formula.text}`"
+    raise TypeError(f"not a formula: {formula!r}")
+
+
+def _wrap(formula: Formula, names: Mapping[str, str]) -> str:
+    text = render_formula(formula, names)
+    return f"({text})" if isinstance(formula, (And, Or)) else text

@@ -1,0 +1,471 @@
+"""The symbolic IR: integer terms and boolean formulas over configuration symbols, the batch
+size, the runtime width of the forward mode under check, and opaque conditions.
+
+Solver-free on purpose: extraction and rules build these, `idxcheck.solve` alone turns them
+into z3. Every node is a frozen dataclass, so structurally equal terms compare and hash equal,
+which is what the verdict cache keys on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from idxcheck.spans import Loc
+
+# ---------------------------------------------------------------------------------------------
+# Integer terms
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A configuration symbol (`speculative_num_steps`), the batch size (`bs`), ..."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class RuntimeWidth:
+    """The query tokens per request that the runtime lays out in the mode under check.
+
+    A backend that reads its width from the runtime (`spec_info.num_tokens_per_req`, or
+    `num_tokens // bs`) gets this term, which makes it consistent by construction."""
+
+
+@dataclass(frozen=True)
+class RuntimeInt:
+    """An integer computed from runtime data (`max(forward_batch.extend_seq_lens_cpu)`):
+    derived from the actual layout, so never a finding, and never a guess either."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """An integer the extractor cannot model; obligations that depend on it are UNSUPPORTED."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # one of + - * // % max min
+    left: Term
+    right: Term
+
+
+@dataclass(frozen=True)
+class Ite:
+    cond: Formula
+    then: Term
+    other: Term
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """Provenance: `inner` was written at `loc` as `text`. Transparent to semantics."""
+
+    inner: Term
+    loc: Loc
+    text: str
+
+
+Term = Union[Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged]
+
+# ---------------------------------------------------------------------------------------------
+# Formulas
+
+
+@dataclass(frozen=True)
+class BoolConst:
+    value: bool
+
+
+@dataclass(frozen=True)
+class Cmp:
+    op: str  # == != < <= > >=
+    left: Term
+    right: Term
+
+
+@dataclass(frozen=True)
+class And:
+    args: tuple[Formula, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    args: tuple[Formula, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    arg: Formula
+
+
+@dataclass(frozen=True)
+class ModeIs:
+    """The forward mode under check is one of `members`."""
+
+    members: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Atom:
+    """An opaque condition (`spec_info is None`): free in the solver, named in counterexamples."""
+
+    key: str
+    text: str
+
+
+Formula = Union[BoolConst, Cmp, And, Or, Not, ModeIs, Atom]
+
+TRUE = BoolConst(True)
+FALSE = BoolConst(False)
+
+# ---------------------------------------------------------------------------------------------
+# Smart constructors: constant folding only, so that structure (and provenance) is kept.
+
+_CMP_NEGATION = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def strip(term: Term) -> Term:
+    while isinstance(term, Tagged):
+        term = term.inner
+    return term
+
+
+def const_value(term: Term) -> int | None:
+    term = strip(term)
+    return term.value if isinstance(term, Const) else None
+
+
+def binop(op: str, left: Term, right: Term) -> Term:
+    lv, rv = const_value(left), const_value(right)
+    if lv is not None and rv is not None:
+        folded = fold_binop(op, lv, rv)
+        if folded is not None:
+            return Const(folded)
+    if op == "+" and rv == 0:
+        return left
+    if op == "+" and lv == 0:
+        return right
+    if op == "-" and rv == 0:
+        return left
+    if op == "*" and rv == 1:
+        return left
+    if op == "*" and lv == 1:
+        return right
+    if op == "//" and rv == 1:
+        return left
+    return BinOp(op, left, right)
+
+
+def fold_binop(op: str, a: int, b: int) -> int | None:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "//":
+        return a // b if b != 0 else None
+    if op == "%":
+        return a % b if b != 0 else None
+    if op == "max":
+        return max(a, b)
+    if op == "min":
+        return min(a, b)
+    raise ValueError(f"unknown operator {op}")
+
+
+def cdiv(a: Term, b: Term) -> Term:
+    """`triton.cdiv(a, b)` == (a + b - 1) // b."""
+    return binop("//", binop("-", binop("+", a, b), Const(1)), b)
+
+
+def ite(cond: Formula, then: Term, other: Term) -> Term:
+    if cond == TRUE:
+        return then
+    if cond == FALSE:
+        return other
+    if then == other:
+        return then
+    return Ite(cond, then, other)
+
+
+def cmp(op: str, left: Term, right: Term) -> Formula:
+    lv, rv = const_value(left), const_value(right)
+    if lv is not None and rv is not None:
+        return BoolConst(compare(op, lv, rv))
+    if strip(left) == strip(right) and op in ("==", "<=", ">="):
+        return TRUE
+    if strip(left) == strip(right) and op in ("!=", "<", ">"):
+        return FALSE
+    return Cmp(op, left, right)
+
+
+def compare(op: str, a: int, b: int) -> bool:
+    return {
+        "==": a == b,
+        "!=": a != b,
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
+    }[op]
+
+
+def conj(*args: Formula) -> Formula:
+    flat: list[Formula] = []
+    for arg in args:
+        if arg == FALSE:
+            return FALSE
+        if arg == TRUE:
+            continue
+        if isinstance(arg, And):
+            flat.extend(a for a in arg.args if a not in flat)
+        elif arg not in flat:
+            flat.append(arg)
+    if not flat:
+        return TRUE
+    if len(flat) == 1:
+        return flat[0]
+    return And(tuple(flat))
+
+
+def disj(*args: Formula) -> Formula:
+    flat: list[Formula] = []
+    for arg in args:
+        if arg == TRUE:
+            return TRUE
+        if arg == FALSE:
+            continue
+        if isinstance(arg, Or):
+            flat.extend(a for a in arg.args if a not in flat)
+        elif arg not in flat:
+            flat.append(arg)
+    if not flat:
+        return FALSE
+    if len(flat) == 1:
+        return flat[0]
+    modes = [a for a in flat if isinstance(a, ModeIs)]
+    if len(modes) > 1:
+        merged = ModeIs(frozenset().union(*(m.members for m in modes)))
+        flat = [a for a in flat if not isinstance(a, ModeIs)] + [merged]
+        if len(flat) == 1:
+            return flat[0]
+    return Or(tuple(flat))
+
+
+def neg(arg: Formula) -> Formula:
+    if isinstance(arg, BoolConst):
+        return BoolConst(not arg.value)
+    if isinstance(arg, Not):
+        return arg.arg
+    if isinstance(arg, Cmp):
+        return Cmp(_CMP_NEGATION[arg.op], arg.left, arg.right)
+    return Not(arg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Queries
+
+
+def formula_mentions_mode(formula: Formula) -> bool:
+    if isinstance(formula, ModeIs):
+        return True
+    if isinstance(formula, (And, Or)):
+        return any(formula_mentions_mode(a) for a in formula.args)
+    if isinstance(formula, Not):
+        return formula_mentions_mode(formula.arg)
+    if isinstance(formula, Cmp):
+        return term_mentions_mode(formula.left) or term_mentions_mode(formula.right)
+    return False
+
+
+def term_mentions_mode(term: Term) -> bool:
+    if isinstance(term, Tagged):
+        return term_mentions_mode(term.inner)
+    if isinstance(term, BinOp):
+        return term_mentions_mode(term.left) or term_mentions_mode(term.right)
+    if isinstance(term, Ite):
+        return (
+            formula_mentions_mode(term.cond)
+            or term_mentions_mode(term.then)
+            or term_mentions_mode(term.other)
+        )
+    return False
+
+
+def specialise_formula(formula: Formula, mode: str) -> Formula:
+    """Substitute the forward mode under check into `formula`, folding what becomes constant."""
+    if isinstance(formula, ModeIs):
+        return BoolConst(mode in formula.members)
+    if isinstance(formula, And):
+        return conj(*(specialise_formula(a, mode) for a in formula.args))
+    if isinstance(formula, Or):
+        return disj(*(specialise_formula(a, mode) for a in formula.args))
+    if isinstance(formula, Not):
+        return neg(specialise_formula(formula.arg, mode))
+    if isinstance(formula, Cmp):
+        return cmp(formula.op, specialise_term(formula.left, mode), specialise_term(formula.right, mode))
+    return formula
+
+
+def specialise_term(term: Term, mode: str) -> Term:
+    if isinstance(term, Tagged):
+        inner = specialise_term(term.inner, mode)
+        return term if inner is term.inner else Tagged(inner, term.loc, term.text)
+    if isinstance(term, BinOp):
+        return binop(term.op, specialise_term(term.left, mode), specialise_term(term.right, mode))
+    if isinstance(term, Ite):
+        cond = specialise_formula(term.cond, mode)
+        if cond == TRUE:
+            return specialise_term(term.then, mode)
+        if cond == FALSE:
+            return specialise_term(term.other, mode)
+        return Ite(cond, specialise_term(term.then, mode), specialise_term(term.other, mode))
+    return term
+
+
+def substitute_width(term: Term, width: Term) -> Term:
+    """Replace `RuntimeWidth` (what the runtime publishes) by the runner's width term."""
+    if isinstance(term, RuntimeWidth):
+        return width
+    if isinstance(term, Tagged):
+        return Tagged(substitute_width(term.inner, width), term.loc, term.text)
+    if isinstance(term, BinOp):
+        return BinOp(term.op, substitute_width(term.left, width), substitute_width(term.right, width))
+    if isinstance(term, Ite):
+        return Ite(
+            substitute_width_formula(term.cond, width),
+            substitute_width(term.then, width),
+            substitute_width(term.other, width),
+        )
+    return term
+
+
+def substitute_width_formula(formula: Formula, width: Term) -> Formula:
+    if isinstance(formula, Cmp):
+        return Cmp(formula.op, substitute_width(formula.left, width), substitute_width(formula.right, width))
+    if isinstance(formula, And):
+        return And(tuple(substitute_width_formula(a, width) for a in formula.args))
+    if isinstance(formula, Or):
+        return Or(tuple(substitute_width_formula(a, width) for a in formula.args))
+    if isinstance(formula, Not):
+        return Not(substitute_width_formula(formula.arg, width))
+    return formula
+
+
+def term_leaves(term: Term) -> list[Term]:
+    """Every leaf of `term` (through Ite arms and conditions' terms)."""
+    out: list[Term] = []
+    stack: list[Term] = [term]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Tagged):
+            stack.append(node.inner)
+        elif isinstance(node, BinOp):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Ite):
+            stack.extend((node.then, node.other))
+            stack.extend(formula_terms(node.cond))
+        else:
+            out.append(node)
+    return out
+
+
+def formula_terms(formula: Formula) -> list[Term]:
+    if isinstance(formula, Cmp):
+        return [formula.left, formula.right]
+    if isinstance(formula, (And, Or)):
+        return [t for a in formula.args for t in formula_terms(a)]
+    if isinstance(formula, Not):
+        return formula_terms(formula.arg)
+    return []
+
+
+def symbols_of(term: Term) -> set[str]:
+    return {leaf.name for leaf in term_leaves(term) if isinstance(leaf, Sym)}
+
+
+def formula_symbols(formula: Formula) -> set[str]:
+    return {s for t in formula_terms(formula) for s in symbols_of(t)}
+
+
+def formula_atoms(formula: Formula) -> dict[str, str]:
+    """key -> text of every opaque condition in `formula` (and in its terms' conditions)."""
+    found: dict[str, str] = {}
+    stack: list[Formula] = [formula]
+    terms: list[Term] = []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Atom):
+            found[node.key] = node.text
+        elif isinstance(node, (And, Or)):
+            stack.extend(node.args)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, Cmp):
+            terms.extend((node.left, node.right))
+        while terms:
+            t = terms.pop()
+            if isinstance(t, Tagged):
+                terms.append(t.inner)
+            elif isinstance(t, BinOp):
+                terms.extend((t.left, t.right))
+            elif isinstance(t, Ite):
+                terms.extend((t.then, t.other))
+                stack.append(t.cond)
+    return found
+
+
+def term_size(term: Term, limit: int = 10_000) -> int:
+    """Number of nodes, counted up to `limit` (enormous expressions stop early)."""
+    count = 0
+    stack: list[Term | Formula] = [term]
+    while stack and count < limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, Tagged):
+            stack.append(node.inner)
+        elif isinstance(node, BinOp):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Ite):
+            stack.extend((node.cond, node.then, node.other))
+        elif isinstance(node, Cmp):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, (And, Or)):
+            stack.extend(node.args)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+    return count
+
+
+def untag(term: Term) -> Term:
+    """`term` without provenance: structurally equal terms written in different places
+    become equal (cache keys, polynomial atoms)."""
+    if isinstance(term, Tagged):
+        return untag(term.inner)
+    if isinstance(term, BinOp):
+        return BinOp(term.op, untag(term.left), untag(term.right))
+    if isinstance(term, Ite):
+        return Ite(untag_formula(term.cond), untag(term.then), untag(term.other))
+    return term
+
+
+def untag_formula(formula: Formula) -> Formula:
+    if isinstance(formula, Cmp):
+        return Cmp(formula.op, untag(formula.left), untag(formula.right))
+    if isinstance(formula, And):
+        return And(tuple(untag_formula(a) for a in formula.args))
+    if isinstance(formula, Or):
+        return Or(tuple(untag_formula(a) for a in formula.args))
+    if isinstance(formula, Not):
+        return Not(untag_formula(formula.arg))
+    return formula

@@ -1,0 +1,58 @@
+"""What a rule is: one invariant, as one class.
+
+A rule says which roles of bound values it applies to, and for one bound value, one forward
+mode and one runtime width, what must hold (a `Claim`), or why it asks nothing (`NoClaim`). The
+engine does the rest: modes, runners, path conditions, the solver, reporting. Each rule's
+docstring is its documentation (invariant, why it breaks, example, fix), and its VALID/INVALID
+cases are backend snippets the test suite scans: INVALID ones mark each line that must be
+flagged with `# expect: CODE`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from idxcheck.extract.values import Value
+from idxcheck.sym.terms import TRUE, Formula, Term
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`holds` must be true wherever the site runs in the mode; `subject` is the term whose
+    provenance locates a finding; `what` names it in messages."""
+
+    subject: Term
+    holds: Formula
+    what: str
+    assumptions: Formula = TRUE
+
+
+@dataclass(frozen=True)
+class NoClaim:
+    """Nothing to check for this value. `unsupported` marks what the extractor could not
+    model (reported as UNSUPPORTED with `reason`); otherwise the value is consistent by
+    construction (read from the runtime) or is not what the rule is about."""
+
+    reason: str
+    unsupported: bool = False
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    roles: ClassVar[frozenset[str]]
+    severity: ClassVar[str] = "error"
+    summary: ClassVar[str]
+    message: ClassVar[str]
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[str, ...]] = ()
+
+    def claim(self, value: Value, width: Term) -> Claim | NoClaim:
+        raise NotImplementedError
+
+    def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:
+        return self.message.format(what=what, site=site, width=width, mode=mode, name=name)
+
+    @classmethod
+    def doc(cls) -> str:
+        return (cls.__doc__ or "").strip()

@@ -1,0 +1,85 @@
+"""IDX002 grid-scalar-too-small."""
+
+from __future__ import annotations
+
+from idxcheck.extract.values import IntV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.profile import ROLE_GRID
+from idxcheck.rules.base import Claim, NoClaim, Rule
+from idxcheck.sym.terms import Term, cmp, substitute_width
+
+MESSAGE = (
+    "grid scalar `{name}` = `{site}` < runtime tokens per request `{width}` in {mode}: "
+    "query rows past it are not computed"
+)
+
+
+class GridScalarTooSmall(Rule):
+    """A grid-size scalar must cover the tokens per request that the runtime lays out.
+
+    **Invariant.** Scalars such as `max_extend_len`, `max_seq_len_q` or `max_q_len` size the
+    launch grid of the attention kernel (`grid = (bs, heads, cdiv(max_len, BLOCK_M))`) and are
+    frozen at CUDA-graph capture. Each program covers `BLOCK_M` query rows of one request, so
+    rows past `cdiv(max_len, BLOCK_M) * BLOCK_M` are never computed: the scalar must be at
+    least the runtime's tokens per request `W` in that mode.
+
+    **Why it breaks.** The scalar is usually written next to the index pointer but from a
+    separate expression; fixing one and not the other (as the first commit of the motivating
+    fix did) leaves the grid too small. Whether rows are actually dropped depends on the
+    kernel's `BLOCK_M`: with 128 and 8 tokens per request nothing shows, with 32 and 48 draft
+    tokens a third of the rows stay unwritten.
+
+    **Example.**
+
+        return ForwardMetadata(max_extend_len=self.speculative_num_steps + 1, ...)
+
+    **Fix.** Use the same width as the index pointer of that mode (`self.num_draft_tokens`
+    in draft-extend v2).
+    """
+
+    code = "IDX002"
+    name = "grid-scalar-too-small"
+    roles = frozenset({ROLE_GRID})
+    summary = "grid-size scalar smaller than the runtime tokens per request"
+    message = MESSAGE
+
+    VALID = (
+        '''
+class Backend:
+    def __init__(self, model_runner):
+        self.num_draft_tokens = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_target_verify():
+            max_extend_len = self.num_draft_tokens
+        else:
+            max_extend_len = max(forward_batch.extend_seq_lens_cpu)
+''',
+    )
+    INVALID = (
+        '''
+class Backend:
+    def __init__(self, model_runner):
+        self.speculative_num_steps = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_draft_extend_v2():
+            self.forward_metadata = Metadata(
+                max_extend_len=self.speculative_num_steps + 1,  # expect: IDX002
+            )
+''',
+    )
+
+    def claim(self, value: Value, width: Term) -> Claim | NoClaim:
+        if isinstance(value, IntV):
+            return Claim(
+                subject=value.term,
+                holds=cmp(">=", substitute_width(value.term, width), width),
+                what="grid scalar",
+            )
+        if isinstance(value, RuntimeV):
+            return NoClaim("computed from the runtime's own layout")
+        if isinstance(value, UnknownV):
+            return NoClaim(value.reason, unsupported=True)
+        if isinstance(value, NoneV):
+            return NoClaim("no grid scalar in this mode")
+        return NoClaim("not an integer")

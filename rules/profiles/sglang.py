@@ -1,0 +1,274 @@
+"""The SGLang project profile: what the scanned tree does not say, as data.
+
+- which configuration attributes are symbols of the domain, and their short display names;
+- the domain of those symbols (DOMAIN.md section 3), as constraint expressions that a user can
+  override or extend in `[tool.idxcheck]`;
+- the names under which backends bind query index pointers and grid scalars;
+- what the runtime passes to a backend (forward batch attributes, `spec_info`), and which of its
+  attributes are widths published per forward;
+- a default `ForwardMode` model, used only when the scanned tree has no `ForwardMode` enum;
+- default query tokens per request for each forward mode, used only when the scanned tree has
+  no graph runner for that mode (the finding then says so).
+
+Facts were read off SGLang releases 0.5.12, 0.5.13 and 0.5.23 from PyPI."""
+
+from __future__ import annotations
+
+NAME = "sglang"
+
+# Configuration attribute (as read from `server_args`, `get_spec()`, ...) -> symbol.
+CONFIG_SYMBOLS: dict[str, str] = {
+    "speculative_num_steps": "speculative_num_steps",
+    "speculative_eagle_topk": "speculative_eagle_topk",
+    "speculative_num_draft_tokens": "speculative_num_draft_tokens",
+    "page_size": "page_size",
+}
+
+# Constructor parameters that carry a configuration value directly
+# (`TritonMultiStepDraftBackend(model_runner, topk, speculative_num_steps)`).
+INIT_PARAM_SYMBOLS: dict[str, str] = {
+    "topk": "speculative_eagle_topk",
+    "speculative_eagle_topk": "speculative_eagle_topk",
+    "speculative_num_steps": "speculative_num_steps",
+    "num_draft_tokens": "speculative_num_draft_tokens",
+    "speculative_num_draft_tokens": "speculative_num_draft_tokens",
+    "page_size": "page_size",
+}
+
+# Names by which configuration objects are reached.
+CONFIG_OBJECT_ATTRS = ("server_args",)  # model_runner.server_args
+CONFIG_OBJECT_NAMES = ("server_args",)  # a parameter or local called server_args
+CONFIG_FUNCTIONS = ("get_spec", "get_global_server_args", "get_server_args")
+
+# Symbols of the domain, in the order a counterexample is minimised and printed, with the
+# short names used in reports.
+DISPLAY: dict[str, str] = {
+    "bs": "bs",
+    "speculative_eagle_topk": "topk",
+    "speculative_num_steps": "num_steps",
+    "speculative_num_draft_tokens": "num_draft_tokens",
+    "dllm_block_size": "block_size",
+    "page_size": "page_size",
+    "max_bs": "max_bs",
+    "head_dim": "head_dim",
+}
+
+# The configuration domain. Each entry is a constraint in Python expression syntax over the
+# symbols above; `implies(a, b)` reads "a -> b". Upper bounds keep the non-linear tree-size
+# constraint decidable; they are far above what SGLang accepts in practice.
+DOMAIN: tuple[tuple[str, str], ...] = (
+    ("bs >= 1", "a batch holds at least one request"),
+    ("bs <= max_bs", "a replayed batch fits the largest captured batch"),
+    ("max_bs <= 4096", "explored range"),
+    ("speculative_num_steps >= 1", "server_args: speculative_num_steps >= 1"),
+    ("speculative_num_steps <= 32", "explored range"),
+    ("speculative_eagle_topk >= 1", "server_args: speculative_eagle_topk >= 1"),
+    ("speculative_eagle_topk <= 16", "explored range"),
+    ("speculative_num_draft_tokens >= 2", "one verified token plus at least one draft"),
+    ("speculative_num_draft_tokens <= 1024", "explored range"),
+    (
+        "implies(speculative_eagle_topk == 1, "
+        "speculative_num_draft_tokens == speculative_num_steps + 1)",
+        "topk == 1 forces num_draft_tokens = num_steps + 1 (server_args / speculative_hook)",
+    ),
+    (
+        "implies(speculative_eagle_topk > 1, speculative_num_draft_tokens - 1 <= "
+        "speculative_eagle_topk + (speculative_num_steps - 1) * speculative_eagle_topk "
+        "* speculative_eagle_topk)",
+        "the tree builder picks num_draft_tokens - 1 of topk + (steps-1)*topk^2 candidates",
+    ),
+    ("dllm_block_size >= 1", "dLLM block size"),
+    ("dllm_block_size <= 1024", "explored range"),
+    ("page_size >= 1", "page size"),
+)
+
+# Runtime width per forward mode when the scanned tree has no runner for it: (term, where
+# the fact comes from). Modes without an entry have no fixed width (EXTEND, MIXED: one per
+# request, varying) or a width that depends on which worker runs the backend (DECODE: 1 on
+# the target, topk on the draft); sites in those modes are compared only with runners read
+# from the tree.
+DEFAULT_WIDTHS: dict[str, tuple[str, str]] = {
+    "TARGET_VERIFY": (
+        "speculative_num_draft_tokens",
+        "SGLang profile: the target-verify graph runner lays out num_draft_tokens per request",
+    ),
+    "DRAFT_EXTEND_V2": (
+        "speculative_num_draft_tokens",
+        "SGLang profile: the draft-extend (v2) graph runner lays out num_draft_tokens per "
+        "request (0.5.13 and later)",
+    ),
+    "DRAFT_EXTEND": (
+        "speculative_num_steps + 1",
+        "SGLang profile: the EAGLE v1 draft-extend runner lays out num_steps + 1 per request",
+    ),
+    "DLLM_EXTEND": (
+        "dllm_block_size",
+        "SGLang profile: dLLM extends one block of block_size tokens per request",
+    ),
+}
+
+# `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
+# computes it. Calls to these give the backend the runtime's own width for that phase.
+PHASE_WIDTHS: dict[str, str] = {
+    "draft_decode": "speculative_eagle_topk",
+    "draft_extend": "speculative_num_draft_tokens",
+    "target_verify": "speculative_num_draft_tokens",
+}
+PHASE_MODES: dict[str, str] = {
+    "draft_decode": "DECODE",
+    "draft_extend": "DRAFT_EXTEND_V2",
+    "target_verify": "TARGET_VERIFY",
+}
+WIDTH_FUNCTIONS: dict[str, str | None] = {
+    # name -> phase (None: read from a `phase=` keyword)
+    "resolve_num_tokens_per_req": None,
+    "decode_num_tokens_per_req": "target_verify",
+    "get_num_tokens_per_bs_for_target_verify": "target_verify",
+    "get_num_tokens_per_req_for_target_verify": "target_verify",
+}
+
+# Attributes of runtime objects that are the per-forward width of the current layout.
+RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
+
+# What an entry point's parameters are. Kinds: "forward_batch", "mode", "bs", "max_bs",
+# "num_tokens" (bs * runtime width), "runtime" (a runtime object), "tensor_bs" (a runtime
+# tensor with one entry per request), "tensor" (a runtime tensor).
+ENTRY_PARAMS: dict[str, str] = {
+    "forward_batch": "forward_batch",
+    "fb": "forward_batch",
+    "batch": "forward_batch",
+    "forward_mode": "mode",
+    "mode": "mode",
+    "bs": "bs",
+    "batch_size": "bs",
+    "num_seqs": "bs",
+    "max_bs": "max_bs",
+    "num_tokens": "num_tokens",
+    "spec_info": "runtime",
+    "encoder_lens": "tensor_bs",
+    "seq_lens": "tensor_bs",
+    "seq_lens_cpu": "tensor_bs",
+    "req_pool_indices": "tensor_bs",
+    "seq_lens_sum": "runtime",
+    "in_capture": "runtime",
+    "out_cache_loc": "tensor",
+    "positions": "tensor",
+    "kv_indices_buf": "runtime",
+    "kv_indptr_buf": "runtime",
+}
+
+# Attributes of the forward batch, by kind (as for ENTRY_PARAMS).
+FORWARD_BATCH_ATTRS: dict[str, str] = {
+    "forward_mode": "mode",
+    "batch_size": "bs",
+    "spec_info": "runtime",
+    "seq_lens": "tensor_bs",
+    "seq_lens_cpu": "tensor_bs",
+    "req_pool_indices": "tensor_bs",
+    "extend_seq_lens": "tensor_bs",
+    "extend_prefix_lens": "tensor_bs",
+    "extend_seq_lens_cpu": "tensor_bs",
+    "extend_prefix_lens_cpu": "tensor_bs",
+    "encoder_lens": "tensor_bs",
+    "input_ids": "tensor_tokens",
+    "positions": "tensor_tokens",
+    "out_cache_loc": "tensor_tokens",
+}
+
+# Index-pointer and grid-scalar names. A name is split at underscores; it has the role when
+# its words contain one of these word sequences and every other word is in the allowed
+# prefixes and suffixes (so `cu_seqlens_q_local`, a chunked layout, is not taken for the
+# per-request one).
+QO_INDPTR_WORDS: tuple[tuple[str, ...], ...] = (
+    ("qo", "indptr"),
+    ("q", "indptr"),
+    ("cu", "seqlens", "q"),
+    ("query", "start", "loc"),
+)
+GRID_WORDS: tuple[tuple[str, ...], ...] = (
+    ("max", "extend", "len"),
+    ("max", "len", "extend"),
+    ("max", "seq", "len", "q"),
+    ("max", "seqlen", "q"),
+    ("max", "q", "len"),
+    ("max", "qo", "len"),
+    ("max", "seqlen", "qo"),
+    ("max", "qlen"),
+    ("max", "query", "len"),
+)
+ROLE_PREFIXES = frozenset({"cuda", "graph", "cg", "decode", "dense", "self", "plan", "static"})
+ROLE_SUFFIXES = frozenset({"buf", "buffer", "cpu", "host", "device", "gpu", "np", "decode"})
+
+# Backend entry points that the runtime calls. Other public methods are entries too; these are
+# entries even when another method of the class also calls them.
+ENTRY_POINTS = frozenset(
+    {
+        "init_forward_metadata",
+        "init_forward_metadata_capture_cuda_graph",
+        "init_forward_metadata_replay_cuda_graph",
+        "init_forward_metadata_out_graph",
+        "init_forward_metadata_in_graph",
+        "init_cuda_graph_state",
+    }
+)
+
+# The default ForwardMode model: members in order, and each predicate as (members always
+# included, {flag parameter: members included when the flag is true}). Written from the
+# 0.5.13 semantics, which has both draft-extend generations.
+MODE_MEMBERS: tuple[str, ...] = (
+    "EXTEND",
+    "DECODE",
+    "MIXED",
+    "IDLE",
+    "TARGET_VERIFY",
+    "DRAFT_EXTEND",
+    "DRAFT_EXTEND_V2",
+    "PREBUILT",
+    "SPLIT_PREFILL",
+    "DLLM_EXTEND",
+)
+MODE_PREDICATES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {
+    "is_extend": (
+        ("EXTEND", "MIXED", "DRAFT_EXTEND", "TARGET_VERIFY", "SPLIT_PREFILL", "DLLM_EXTEND"),
+        {"include_draft_extend_v2": ("DRAFT_EXTEND_V2",)},
+    ),
+    "is_prefill": (
+        ("EXTEND", "MIXED", "DRAFT_EXTEND", "TARGET_VERIFY", "SPLIT_PREFILL", "DLLM_EXTEND"),
+        {"include_draft_extend_v2": ("DRAFT_EXTEND_V2",)},
+    ),
+    "is_context_parallel_extend": (
+        ("EXTEND", "MIXED"),
+        {"include_draft_extend_v2": ("DRAFT_EXTEND_V2",)},
+    ),
+    "is_decode": (("DECODE",), {}),
+    "is_mixed": (("MIXED",), {}),
+    "is_idle": (("IDLE",), {}),
+    "is_decode_or_idle": (("DECODE", "IDLE"), {}),
+    "is_target_verify": (("TARGET_VERIFY",), {}),
+    "is_draft_extend": (("DRAFT_EXTEND",), {"include_v2": ("DRAFT_EXTEND_V2",)}),
+    "is_draft_extend_v2": (("DRAFT_EXTEND_V2",), {}),
+    "is_extend_or_draft_extend_or_mixed": (
+        ("EXTEND", "DRAFT_EXTEND", "MIXED", "SPLIT_PREFILL"),
+        {"include_draft_extend_v2": ("DRAFT_EXTEND_V2",)},
+    ),
+    "is_cuda_graph": (("DECODE", "TARGET_VERIFY", "IDLE", "DLLM_EXTEND"), {}),
+    "is_cpu_graph": (("DECODE",), {}),
+    "is_split_prefill": (("SPLIT_PREFILL",), {}),
+    "is_extend_without_speculative": (("EXTEND", "MIXED", "SPLIT_PREFILL", "DLLM_EXTEND"), {}),
+    "is_prebuilt": (("PREBUILT",), {}),
+    "is_dllm_extend": (("DLLM_EXTEND",), {}),
+}
+
+# Prefilter: a file can hold something idxcheck reads only if it contains one of these.
+PREFILTER = (
+    "arange",
+    "cumsum",
+    "indptr",
+    "cu_seqlens_q",
+    "query_start_loc",
+    "max_extend_len",
+    "max_seq_len_q",
+    "max_seqlen_q",
+    "max_q_len",
+    "class ForwardMode",
+)
