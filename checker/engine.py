@@ -9,7 +9,7 @@ import hashlib
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from idxcheck.config import Config
@@ -31,7 +31,7 @@ from idxcheck.profile import Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.spans import Loc, Span
-from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, selected_locs, selected_text
+from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
 from idxcheck.sym.render import render_formula, render_term
 from idxcheck.sym.terms import (
     FALSE,
@@ -51,8 +51,10 @@ from idxcheck.sym.terms import (
     conj,
     disj,
     formula_atoms,
+    formula_symbols,
     formula_mentions_mode,
     neg,
+    simplify_formula,
     specialise_formula,
     specialise_term,
     term_leaves,
@@ -62,6 +64,7 @@ from idxcheck.sym.terms import (
 from idxcheck.verdicts import Verdict
 
 MAX_CASES = 64
+REPLAY_DEFAULT_BS = 2
 
 
 class UnsupportedSiteError(Exception):
@@ -310,7 +313,7 @@ class Checker:
                         yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
 
     def decide(self, obligation: Obligation) -> Outcome:
-        holds = specialise_formula(obligation.claim.holds, obligation.mode)
+        holds = simplify_formula(specialise_formula(obligation.claim.holds, obligation.mode))
         cases = lift_formula(holds)
         if cases is None:
             cases = [(TRUE, holds)]
@@ -409,10 +412,10 @@ class FindingBuilder:
             width_value = None
         env = Assignment(ints=outcome.model, mode=ob.mode, width=width_value, atoms=width_env.atoms)
         subject = specialise_term(ob.claim.subject, ob.mode)
-        chain = selected_locs(subject, env)
+        chosen = primary_tag(selected_tags(subject, env))
         fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
-        primary = chain[-1] if chain else fallback
-        site_text = selected_text(subject, env) or (
+        primary = chosen[0] if chosen else fallback
+        site_text = chosen[1] if chosen else (
             ob.value.text if isinstance(ob.value, LayoutV) else render_term(subject)
         )
         names = self.names()
@@ -421,10 +424,13 @@ class FindingBuilder:
             what=ob.claim.what, site=site_text, width=width_text, mode=ob.mode, name=ob.binding.name
         )
         related: list[Related] = []
-        if ob.binding.loc.span != primary.span:
+        if ob.binding.loc.span.line != primary.span.line:
             related.append(Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span))
-        if isinstance(ob.value, LayoutV) and ob.value.loc.span not in (primary.span, ob.binding.loc.span):
-            related.append(Related("layout", f"index pointer built here: `{ob.value.text}`", ob.value.loc.span))
+        if isinstance(ob.value, LayoutV) and ob.value.loc.span.line not in (
+            primary.span.line,
+            ob.binding.loc.span.line,
+        ):
+            related.append(Related("layout", f"index pointer built here: `{_clip(ob.value.text)}`", ob.value.loc.span))
         if ob.runner.from_profile:
             related.append(
                 Related("profile", f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files")
@@ -433,7 +439,12 @@ class FindingBuilder:
             related.append(Related("runner", f"{ob.runner.runner or 'runner'} lays out `{ob.runner.text}` tokens per request in {ob.mode}", ob.runner.span))
         if len(ob.binding.chain) > 1:
             related.append(Related("entry", "reached from " + " -> ".join(ob.binding.chain)))
-        counterexample = {name: outcome.model[name] for name in outcome.model}
+        own_symbols = formula_symbols(conj(ob.assumptions, ob.claim.holds))
+        counterexample = {
+            name: value
+            for name, value in outcome.model.items()
+            if name in own_symbols or name not in self.profile.context_symbols
+        }
         cex_text = " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items())
         needs_text = ", ".join(
             f"{names.get(k, k)} > {v - 1}" for k, v in outcome.needs.items() if k != "bs"
@@ -457,8 +468,10 @@ class FindingBuilder:
         )
         replay = {
             "mode": ob.mode,
-            "bs": outcome.model.get("bs"),
-            "capture_bs": outcome.model.get("bs"),
+            # A rule whose counterexample does not fix the batch replays two requests, the
+            # smallest batch where one request can read another's rows.
+            "bs": outcome.model.get("bs", REPLAY_DEFAULT_BS),
+            "capture_bs": outcome.model.get("bs", REPLAY_DEFAULT_BS),
             "tokens_per_req": width_value,
             "qo_stride": _evaluate(companions.get("qo_stride"), env),
             "max_len": _evaluate(companions.get("max_len"), env),
@@ -483,6 +496,10 @@ class FindingBuilder:
             explain=explain,
             replay=replay,
         )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _atom_values(atoms: dict[str, bool]) -> dict[str, bool]:
@@ -622,17 +639,25 @@ def check_facts(
                 elif verdict == Verdict.UNREACHABLE:
                     stats.unreachable += 1
     stats.sites = len(site_locs)
-    seen: set[tuple[str, str, Span]] = set()
+    by_key: dict[tuple[str, str, Span], Finding] = {}
     for outcome in outcomes:
         if outcome.verdict != Verdict.REFUTED:
             continue
         companions = _companions(outcome, outcomes)
         finding = builder.build(outcome, companions)
         key = (finding.code, finding.mode, finding.span)
-        if key in seen:
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = finding
             continue
-        seen.add(key)
-        result.findings.append(finding)
+        # One finding per place to fix; the other places that use the same value are related.
+        use = outcome.obligation.binding.loc.span
+        if all(r.span is None or r.span.line != use.line for r in first.related) and use.line != first.span.line:
+            by_key[key] = replace(
+                first,
+                related=(*first.related, Related("binding", f"also used as `{outcome.obligation.binding.name}` here", use)),
+            )
+    result.findings.extend(by_key.values())
     result.notes.extend(notes.values())
 
 

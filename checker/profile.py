@@ -54,6 +54,7 @@ class Profile:
     mode_members: tuple[str, ...]
     mode_predicates: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]]
     prefilter: tuple[str, ...]
+    context_symbols: frozenset[str]
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -133,4 +134,5 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         mode_members=tuple(module.MODE_MEMBERS),
         mode_predicates=dict(module.MODE_PREDICATES),
         prefilter=tuple(module.PREFILTER),
+        context_symbols=frozenset(module.CONTEXT_SYMBOLS),
     )

@@ -99,7 +99,18 @@ class Backend:
             return NoClaim("not an index vector")
         if value.entries is None:
             return NoClaim(f"the length of `{value.text}` has no closed form", unsupported=True)
-        segments = poly.to_poly(binop("-", value.entries, Const(1)))
+        # An index pointer starts at 0 and has one more entry than segments; the offset form
+        # (`arange(n, n + bs * n, n)`, the pointer without its leading 0) starts at its stride
+        # and has one entry per segment.
+        opaque = poly.Opaque((value.stride,))
+        start = poly.to_poly(value.start, opaque)
+        stride_poly = poly.to_poly(value.stride, opaque)
+        if start == {}:
+            segments = poly.to_poly(binop("-", value.entries, Const(1)), opaque)
+        elif start is not None and start == stride_poly:
+            segments = poly.to_poly(value.entries, opaque)
+        else:
+            return NoClaim(f"`{value.text}` does not start at 0 or at its stride", unsupported=True)
         if segments is None:
             return NoClaim(f"the length of `{value.text}` has no closed form", unsupported=True)
         stride = substitute_width(value.stride, width)
@@ -113,7 +124,7 @@ class Backend:
             else:
                 # An expanded layout (several segments per request): together they must
                 # still cover the request's tokens.
-                factor = substitute_width(poly.to_term(per_request), width)
+                factor = substitute_width(poly.to_term(per_request, opaque), width)
                 holds = cmp("==", binop("*", stride, factor), width)
                 what = f"qo_indptr ({render_term(factor)} segments per request)"
             return Claim(
@@ -123,6 +134,6 @@ class Backend:
                 assumptions=cmp(">=", Sym("bs"), Const(2)),
             )
         return NoClaim(
-            f"`{value.text}` has {render_term(poly.to_term(segments))} segments, not one per request",
+            f"`{value.text}` has {render_term(poly.to_term(segments, opaque))} segments, not one per request",
             unsupported=True,
         )

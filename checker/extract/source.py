@@ -41,7 +41,10 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"bad encoding declaration: {exc}") from None
+        head = b"\n".join(data.splitlines()[:2])
+        if re.search(rb"coding[:=]", head):
+            raise SourceError(f"bad encoding declaration: {exc}") from None
+        encoding = "utf-8"  # no declaration: the default, whose decoding error says more
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:

@@ -257,13 +257,23 @@ class Solver:
         return fixed
 
     def _atoms(self, translator: _Translator, solver: z3.Solver, model_ints: dict[str, int]) -> dict[str, bool]:
+        """The opaque conditions this counterexample needs: those whose other value, with the
+        integers kept, leaves no counterexample. Others are left out of the report."""
         if solver.check() != z3.sat:
             return {}
         model = solver.model()
-        return {
+        values = {
             key: z3.is_true(model.eval(var, model_completion=True))
             for key, var in sorted(translator.bools.items())
         }
+        needed: dict[str, bool] = {}
+        for key, value in values.items():
+            solver.push()
+            solver.add(translator.bools[key] == z3.BoolVal(not value))
+            if solver.check() == z3.unsat:
+                needed[key] = value
+            solver.pop()
+        return needed
 
     def _needs(
         self,

@@ -5,6 +5,8 @@ the engine uses it to turn a counterexample into the concrete metadata that a re
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -128,3 +130,34 @@ def selected_text(term: Term, env: Assignment) -> str | None:
                 return text
         else:
             return text
+
+
+def selected_tags(term: Term, env: Assignment) -> list[tuple[Loc, str]]:
+    """Like `selected_locs`, with each place's source text."""
+    chain: list[tuple[Loc, str]] = []
+    node = term
+    while True:
+        if isinstance(node, Tagged):
+            if not chain or chain[-1][0] is not node.loc:
+                chain.append((node.loc, node.text))
+            node = node.inner
+        elif isinstance(node, Ite):
+            try:
+                node = node.then if eval_formula(node.cond, env) else node.other
+            except NotConcrete:
+                return chain
+        else:
+            return chain
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
+
+
+def primary_tag(chain: list[tuple[Loc, str]]) -> tuple[Loc, str] | None:
+    """Where the value that matters was written: the innermost place on the chain that
+    computes something (`steps + 1`, a conditional arm, a call), skipping plain aliases
+    (`n`, `self.width`); when every place is an alias, the outermost, where it is used."""
+    for loc, text in reversed(chain):
+        if not _PLAIN_NAME.match(text):
+            return loc, text
+    return chain[0] if chain else None

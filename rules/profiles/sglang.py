@@ -53,6 +53,10 @@ DISPLAY: dict[str, str] = {
     "head_dim": "head_dim",
 }
 
+# Symbols a counterexample shows only when the failing obligation itself mentions them (they
+# enter through domain constraints such as `bs <= max_bs`).
+CONTEXT_SYMBOLS = ("max_bs", "page_size")
+
 # The configuration domain. Each entry is a constraint in Python expression syntax over the
 # symbols above; `implies(a, b)` reads "a -> b". Upper bounds keep the non-linear tree-size
 # constraint decidable; they are far above what SGLang accepts in practice.

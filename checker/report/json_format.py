@@ -1,0 +1,87 @@
+"""The JSON report: the contract other tools read. Fields are only ever added."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from idxcheck import __version__
+from idxcheck.findings import Finding, ScanResult
+
+SCHEMA_VERSION = "1"
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    span = finding.span
+    out: dict[str, Any] = {
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity,
+        "path": span.path,
+        "line": span.line,
+        "column": span.column + 1,
+        "end_line": span.end_line,
+        "end_column": span.end_column + 1,
+        "function": finding.function,
+        "mode": finding.mode,
+        "message": finding.message,
+        "verdict": finding.verdict.name,
+        "counterexample": dict(finding.counterexample),
+        "needs": finding.needs_text,
+        "conditions": [{"condition": text, "value": value} for text, value in finding.conditions],
+        "related": [
+            {
+                "path": r.span.path if r.span else None,
+                "line": r.span.line if r.span else None,
+                "role": r.role,
+                "message": r.message,
+            }
+            for r in finding.related
+        ],
+        "explain": list(finding.explain),
+        "fingerprint": finding.fingerprint,
+        "replay": finding.replay,
+    }
+    if finding.confirmation is not None:
+        out["confirmation"] = finding.confirmation
+    return out
+
+
+def to_dict(result: ScanResult) -> dict[str, Any]:
+    stats = result.stats
+    return {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "idxcheck", "version": __version__},
+        "findings": [finding_to_dict(f) for f in result.findings],
+        "sites": [
+            {
+                "code": n.code,
+                "path": n.span.path,
+                "line": n.span.line,
+                "column": n.span.column + 1,
+                "function": n.function,
+                "mode": n.mode,
+                "verdict": n.verdict.name,
+                "reason": n.reason,
+            }
+            for n in result.notes
+        ],
+        "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+        "stats": {
+            "files": stats.files,
+            "parsed": stats.parsed,
+            "sites": stats.sites,
+            "obligations": stats.obligations,
+            "proved": stats.proved,
+            "refuted": stats.refuted,
+            "unknown": stats.unknown,
+            "unsupported": stats.unsupported,
+            "unreachable": stats.unreachable,
+            "seconds": stats.seconds,
+        },
+        "mode_model": result.mode_model_source,
+    }
+
+
+def render(result: ScanResult) -> str:
+    return json.dumps(to_dict(result), indent=2, sort_keys=False) + "\n"
