@@ -279,6 +279,7 @@ class Checker:
         self.rules: list[Rule] = [cls() for cls in REGISTRY if config.rule_enabled(cls.code)]
         self._solver: Any = None
         self._cache: dict[tuple[Formula, Formula], Any] = {}
+        self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
 
     @property
     def solver(self) -> Any:
@@ -298,12 +299,10 @@ class Checker:
             if binding.role not in rule.roles:
                 continue
             for pc, value in iter_choice(binding.value, binding.pc):
-                if not formula_mentions_mode(pc):
+                per_mode = self._per_mode(pc)
+                if per_mode is None:
                     continue  # no forward mode reaches this value: its runtime width is unknown
-                for mode in self.modes.members:
-                    pc_mode = specialise_formula(pc, mode)
-                    if pc_mode == FALSE:
-                        continue
+                for mode, pc_mode in per_mode:
                     for runner in self.runtime.for_mode(mode):
                         claim = rule.claim(_specialise_value(value, mode), runner.term)
                         if isinstance(claim, NoClaim):
@@ -311,6 +310,24 @@ class Checker:
                             continue
                         assumptions = conj(pc_mode, runner.cond, claim.assumptions)
                         yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
+
+    def _per_mode(self, pc: Formula) -> list[tuple[str, Formula]] | None:
+        """The modes in which a path condition may hold, each with the condition left."""
+        key = id(pc)
+        found = self._mode_cache.get(key)
+        if found is not None and found[0] is pc:
+            return found[1]
+        result: list[tuple[str, Formula]] | None = None
+        if formula_mentions_mode(pc):
+            memo: dict[int, object] = {}
+            result = []
+            for mode in self.modes.members:
+                memo.clear()
+                specialised = specialise_formula(pc, mode, memo)
+                if specialised != FALSE:
+                    result.append((mode, specialised))
+        self._mode_cache[key] = (pc, result)
+        return result
 
     def decide(self, obligation: Obligation) -> Outcome:
         holds = simplify_formula(specialise_formula(obligation.claim.holds, obligation.mode))

@@ -39,18 +39,32 @@ class Loc:
     so the extractor hands out `Loc`s and only the places that end up in a report pay for
     their span. Compared by identity: one `Loc` per syntax node."""
 
-    __slots__ = ("_resolve", "_span")
+    __slots__ = ("_resolve", "_resolve_text", "_span", "_text")
 
-    def __init__(self, resolve: Callable[[], Span]) -> None:
+    def __init__(
+        self, resolve: Callable[[], Span], resolve_text: Callable[[], str] | None = None
+    ) -> None:
         self._resolve: Callable[[], Span] | None = resolve
+        self._resolve_text = resolve_text
         self._span: Span | None = None
+        self._text: str | None = None
 
     @classmethod
-    def fixed(cls, span: Span) -> Loc:
+    def fixed(cls, span: Span, text: str = "") -> Loc:
         loc = cls(lambda: span)
         loc._span = span
         loc._resolve = None
+        loc._text = text
         return loc
+
+    @property
+    def text(self) -> str:
+        """The source text at this place, on one line."""
+        if self._text is None:
+            raw = self._resolve_text() if self._resolve_text is not None else ""
+            self._text = " ".join(raw.split())
+            self._resolve_text = None
+        return self._text
 
     @property
     def span(self) -> Span:

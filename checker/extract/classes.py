@@ -103,10 +103,11 @@ def analyse_function(fn: FunctionSource, ctx: ScanContext) -> ClassFacts:
     return facts
 
 
+_SELF_WRITE = re.compile(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]")
+
+
 def _writes_self(fn: FunctionSource) -> bool:
-    return "self." in fn.file.code_for(fn.node.body) and bool(
-        re.search(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]", fn.file.code_for(fn.node.body))
-    )
+    return bool(_SELF_WRITE.search(fn.raw_text()))
 
 
 def entry_points(cls: ClassSource, ctx: ScanContext) -> list[FunctionSource]:
@@ -114,7 +115,7 @@ def entry_points(cls: ClassSource, ctx: ScanContext) -> list[FunctionSource]:
     other method calls. A helper called by another method gets its modes from its callers."""
     called: set[str] = set()
     for name, fn in cls.methods.items():
-        for match in _SELF_CALL.finditer(fn.file.code_for(fn.node.body)):
+        for match in _SELF_CALL.finditer(fn.raw_text()):
             if match.group(1) != name:
                 called.add(match.group(1))
     entries: list[FunctionSource] = []

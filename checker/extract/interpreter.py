@@ -651,7 +651,7 @@ class ClassInterpreter:
             term = value.term
             if isinstance(term, Tagged) and term.loc is frame.fn.loc(node):
                 return value
-            return IntV(Tagged(term, frame.fn.loc(node), _short(frame.fn.code(node))))
+            return IntV(Tagged(term, frame.fn.loc(node)))
         return value
 
     def eval(self, node: cst.BaseExpression, state: State, frame: Frame) -> Value:
@@ -775,7 +775,7 @@ class ClassInterpreter:
 
     def _reading(self, value: Value, node: cst.CSTNode, frame: Frame) -> Value:
         if isinstance(value, IntV):
-            return IntV(Tagged(strip(value.term), frame.fn.loc(node), _short(frame.fn.code(node))))
+            return IntV(Tagged(strip(value.term), frame.fn.loc(node)))
         return value
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode | None, frame: Frame | None) -> Value:

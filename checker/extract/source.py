@@ -104,6 +104,7 @@ class FunctionSource:
         self.def_line = def_line
         self.indent = indent
         self.owner = owner  # the class name, for methods
+        self.end_line = def_line  # set by the class that holds it
         self._positions: dict[cst.CSTNode, object] | None = None
         self._line_offset = 0
         self._locs: dict[int, Loc] = {}
@@ -120,12 +121,16 @@ class FunctionSource:
         key = id(node)
         found = self._locs.get(key)
         if found is None:
-            found = Loc(lambda: self._span(node))
+            found = Loc(lambda: self._span(node), lambda: self.code(node))
             self._locs[key] = found
         return found
 
     def code(self, node: cst.CSTNode) -> str:
         return self.file.code_for(node)
+
+    def raw_text(self) -> str:
+        """The function's lines as written in the file (cheap: no code generation)."""
+        return "".join(self.file.lines[self.def_line - 1 : self.end_line])
 
     def _span(self, node: cst.CSTNode) -> Span:
         if self._positions is None:
@@ -267,6 +272,7 @@ class SourceFile:
             raise SourceError(f"`{block.name}` is not a class")
         cls = ClassSource(self, node, block)
         def_lines = self._def_lines(block)
+        starts = sorted(line for found in def_lines.values() for line, _ in found)
         seen: dict[str, int] = {}
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         for stmt in body:
@@ -279,7 +285,10 @@ class SourceFile:
                     candidates[occurrence] if occurrence < len(candidates) else (block.header_line, 4)
                 )
                 # Later definitions of a name (property setters, overloads) win, as in Python.
-                cls.methods[name] = FunctionSource(self, stmt, line, indent, cls.name)
+                fn = FunctionSource(self, stmt, line, indent, cls.name)
+                later = [n for n in starts if n > line]
+                fn.end_line = later[0] - 1 if later else block.end_line
+                cls.methods[name] = fn
         self._classes[block] = cls
         return cls
 
@@ -291,6 +300,7 @@ class SourceFile:
         if not isinstance(node, cst.FunctionDef):
             raise SourceError(f"`{block.name}` is not a function")
         fn = FunctionSource(self, node, block.header_line, 0, None)
+        fn.end_line = block.end_line
         self._functions[block] = fn
         return fn
 

@@ -121,7 +121,7 @@ def selected_text(term: Term, env: Assignment) -> str | None:
     node = term
     while True:
         if isinstance(node, Tagged):
-            text = node.text
+            text = node.loc.text
             node = node.inner
         elif isinstance(node, Ite):
             try:
@@ -139,7 +139,7 @@ def selected_tags(term: Term, env: Assignment) -> list[tuple[Loc, str]]:
     while True:
         if isinstance(node, Tagged):
             if not chain or chain[-1][0] is not node.loc:
-                chain.append((node.loc, node.text))
+                chain.append((node.loc, node.loc.text))
             node = node.inner
         elif isinstance(node, Ite):
             try:

@@ -67,11 +67,11 @@ class Ite:
 
 @dataclass(frozen=True)
 class Tagged:
-    """Provenance: `inner` was written at `loc` as `text`. Transparent to semantics."""
+    """Provenance: `inner` was written at `loc` (whose `text` is the source there).
+    Transparent to semantics."""
 
     inner: Term
     loc: Loc
-    text: str
 
 
 Term = Union[Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged]
@@ -253,6 +253,9 @@ def disj(*args: Formula) -> Formula:
         return FALSE
     if len(flat) == 1:
         return flat[0]
+    factored = _factor_common(flat)
+    if factored is not None:
+        return factored
     modes = [a for a in flat if isinstance(a, ModeIs)]
     if len(modes) > 1:
         merged = ModeIs(frozenset().union(*(m.members for m in modes)))
@@ -260,6 +263,23 @@ def disj(*args: Formula) -> Formula:
         if len(flat) == 1:
             return flat[0]
     return Or(tuple(flat))
+
+
+def _conjuncts(formula: Formula) -> tuple[Formula, ...]:
+    return formula.args if isinstance(formula, And) else (formula,)
+
+
+def _factor_common(flat: list[Formula]) -> Formula | None:
+    """(P and a) or (P and b) == P and (a or b); and (a or not a) == True. Path conditions
+    joined after a branch share their prefix, so this keeps them from growing at each join."""
+    parts = [_conjuncts(f) for f in flat]
+    common = [c for c in parts[0] if all(c in p for p in parts[1:])]
+    if not common:
+        if len(flat) == 2 and (flat[0] == neg(flat[1]) or flat[1] == neg(flat[0])):
+            return TRUE
+        return None
+    rests = [conj(*(c for c in p if c not in common)) for p in parts]
+    return conj(*common, disj(*rests))
 
 
 def neg(arg: Formula) -> Formula:
@@ -302,35 +322,57 @@ def term_mentions_mode(term: Term) -> bool:
     return False
 
 
-def specialise_formula(formula: Formula, mode: str) -> Formula:
-    """Substitute the forward mode under check into `formula`, folding what becomes constant."""
+def specialise_formula(formula: Formula, mode: str, memo: dict[int, object] | None = None) -> Formula:
+    """Substitute the forward mode under check into `formula`, folding what becomes constant.
+    Shared subformulas (path conditions share their prefixes) are visited once."""
+    memo = {} if memo is None else memo
+    found = memo.get(id(formula))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    result: Formula
     if isinstance(formula, ModeIs):
-        return BoolConst(mode in formula.members)
-    if isinstance(formula, And):
-        return conj(*(specialise_formula(a, mode) for a in formula.args))
-    if isinstance(formula, Or):
-        return disj(*(specialise_formula(a, mode) for a in formula.args))
-    if isinstance(formula, Not):
-        return neg(specialise_formula(formula.arg, mode))
-    if isinstance(formula, Cmp):
-        return cmp(formula.op, specialise_term(formula.left, mode), specialise_term(formula.right, mode))
-    return formula
+        result = BoolConst(mode in formula.members)
+    elif isinstance(formula, And):
+        result = conj(*(specialise_formula(a, mode, memo) for a in formula.args))
+    elif isinstance(formula, Or):
+        result = disj(*(specialise_formula(a, mode, memo) for a in formula.args))
+    elif isinstance(formula, Not):
+        result = neg(specialise_formula(formula.arg, mode, memo))
+    elif isinstance(formula, Cmp):
+        result = cmp(
+            formula.op,
+            specialise_term(formula.left, mode, memo),
+            specialise_term(formula.right, mode, memo),
+        )
+    else:
+        result = formula
+    memo[id(formula)] = result
+    return result
 
 
-def specialise_term(term: Term, mode: str) -> Term:
+def specialise_term(term: Term, mode: str, memo: dict[int, object] | None = None) -> Term:
+    memo = {} if memo is None else memo
+    found = memo.get(id(term))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    result: Term
     if isinstance(term, Tagged):
-        inner = specialise_term(term.inner, mode)
-        return term if inner is term.inner else Tagged(inner, term.loc, term.text)
-    if isinstance(term, BinOp):
-        return binop(term.op, specialise_term(term.left, mode), specialise_term(term.right, mode))
-    if isinstance(term, Ite):
-        cond = specialise_formula(term.cond, mode)
+        inner = specialise_term(term.inner, mode, memo)
+        result = term if inner is term.inner else Tagged(inner, term.loc)
+    elif isinstance(term, BinOp):
+        result = binop(term.op, specialise_term(term.left, mode, memo), specialise_term(term.right, mode, memo))
+    elif isinstance(term, Ite):
+        cond = specialise_formula(term.cond, mode, memo)
         if cond == TRUE:
-            return specialise_term(term.then, mode)
-        if cond == FALSE:
-            return specialise_term(term.other, mode)
-        return Ite(cond, specialise_term(term.then, mode), specialise_term(term.other, mode))
-    return term
+            result = specialise_term(term.then, mode, memo)
+        elif cond == FALSE:
+            result = specialise_term(term.other, mode, memo)
+        else:
+            result = Ite(cond, specialise_term(term.then, mode, memo), specialise_term(term.other, mode, memo))
+    else:
+        result = term
+    memo[id(term)] = result
+    return result
 
 
 def substitute_width(term: Term, width: Term) -> Term:
@@ -338,7 +380,7 @@ def substitute_width(term: Term, width: Term) -> Term:
     if isinstance(term, RuntimeWidth):
         return width
     if isinstance(term, Tagged):
-        return Tagged(substitute_width(term.inner, width), term.loc, term.text)
+        return Tagged(substitute_width(term.inner, width), term.loc)
     if isinstance(term, BinOp):
         return BinOp(term.op, substitute_width(term.left, width), substitute_width(term.right, width))
     if isinstance(term, Ite):
@@ -447,27 +489,36 @@ def term_size(term: Term, limit: int = 10_000) -> int:
     return count
 
 
-def untag(term: Term) -> Term:
+def untag(term: Term, _memo: dict[int, Term] | None = None) -> Term:
     """`term` without provenance: structurally equal terms written in different places
-    become equal (cache keys, polynomial atoms)."""
+    become equal (cache keys, polynomial atoms). Shared subterms are visited once."""
+    memo: dict[int, Term] = {} if _memo is None else _memo
+    found = memo.get(id(term))
+    if found is not None:
+        return found
+    result: Term
     if isinstance(term, Tagged):
-        return untag(term.inner)
-    if isinstance(term, BinOp):
-        return BinOp(term.op, untag(term.left), untag(term.right))
-    if isinstance(term, Ite):
-        return Ite(untag_formula(term.cond), untag(term.then), untag(term.other))
-    return term
+        result = untag(term.inner, memo)
+    elif isinstance(term, BinOp):
+        result = BinOp(term.op, untag(term.left, memo), untag(term.right, memo))
+    elif isinstance(term, Ite):
+        result = Ite(untag_formula(term.cond, memo), untag(term.then, memo), untag(term.other, memo))
+    else:
+        result = term
+    memo[id(term)] = result
+    return result
 
 
-def untag_formula(formula: Formula) -> Formula:
+def untag_formula(formula: Formula, _memo: dict[int, Term] | None = None) -> Formula:
+    memo: dict[int, Term] = {} if _memo is None else _memo
     if isinstance(formula, Cmp):
-        return Cmp(formula.op, untag(formula.left), untag(formula.right))
+        return Cmp(formula.op, untag(formula.left, memo), untag(formula.right, memo))
     if isinstance(formula, And):
-        return And(tuple(untag_formula(a) for a in formula.args))
+        return And(tuple(untag_formula(a, memo) for a in formula.args))
     if isinstance(formula, Or):
-        return Or(tuple(untag_formula(a) for a in formula.args))
+        return Or(tuple(untag_formula(a, memo) for a in formula.args))
     if isinstance(formula, Not):
-        return Not(untag_formula(formula.arg))
+        return Not(untag_formula(formula.arg, memo))
     return formula
 
 
