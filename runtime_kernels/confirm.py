@@ -1,0 +1,361 @@
+"""Confirm refuted findings by replaying their counterexamples on a Triton kernel.
+
+``confirm_findings(doc)`` takes the static checker's findings document and returns a copy in which
+every finding with verdict ``REFUTED`` and a ``replay`` block gains::
+
+    "confirmation": {"status": "confirmed" | "not_reproduced" | "skipped", "reason": str,
+                     "rows_unwritten": int | None, "rows_wrong": int | None,
+                     "rel_error": float | None, "block_m": int | None,
+                     "device": str | None, "seconds": float | None}
+
+The ``replay`` block (written by the static core) says what the backend builds and what the
+runner lays out::
+
+    {"mode": "DRAFT_EXTEND_V2", "bs": 2, "capture_bs": 2, "tokens_per_req": 3,
+     "qo_stride": 2 | null, "max_len": 2 | null, "block_m": null | int, "head_dim": null | int}
+
+``qo_stride``/``max_len`` null mean "the backend derives it consistently": we use W
+(``tokens_per_req``). ``block_m`` null means the real kernel's default on the device that runs the
+replay (``layout.default_block_m``; the CPU emulates an H200). ``head_dim`` null means 128. An
+optional ``v_head_dim`` sets the value head dim (default: 512 for MLA's 576, else ``head_dim``).
+
+This module imports neither torch nor triton at import time, so a missing runtime extra becomes a
+``skipped`` confirmation instead of an ImportError.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+import math
+import sys
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .layout import grid_rows
+
+if TYPE_CHECKING:
+    from .replay import ReplayCase, ReplayResult
+
+INSTALL_HINT = "pip install 'idxcheck[runtime]'"
+DEFAULT_HEAD_DIM = 128
+# Heads used by a replay. Which rows get computed does not depend on the head count; a few heads
+# with GQA (2 query heads per KV head) exercise the kv-head indexing while staying cheap on a CPU.
+DEFAULT_NUM_HEADS = 4
+DEFAULT_NUM_KV_HEADS = 2
+
+
+def is_replayable(finding: Mapping[str, Any]) -> bool:
+    return finding.get("verdict") == "REFUTED" and isinstance(finding.get("replay"), Mapping)
+
+
+def _int(block: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value = block.get(key)
+    if value is None:
+        if default is None:
+            raise ValueError(f"replay.{key} is missing")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"replay.{key} must be an integer, got {value!r}")
+    return value
+
+
+def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -> ReplayCase:
+    """The :class:`ReplayCase` a finding's ``replay`` block describes (ValueError if malformed)."""
+    from .replay import ReplayCase
+
+    block = finding.get("replay")
+    if not isinstance(block, Mapping):
+        raise ValueError("finding has no replay block")
+    w = _int(block, "tokens_per_req")
+    bs = _int(block, "bs")
+    block_m = block.get("block_m")
+    if block_m is not None:
+        block_m = _int(block, "block_m")
+    return ReplayCase(
+        mode=str(block.get("mode") or finding.get("mode") or "UNKNOWN"),
+        bs=bs,
+        capture_bs=_int(block, "capture_bs", bs),
+        tokens_per_req=w,
+        qo_stride=_int(block, "qo_stride", w),
+        max_len=_int(block, "max_len", w),
+        block_m=block_m,
+        head_dim=_int(block, "head_dim", DEFAULT_HEAD_DIM),
+        v_head_dim=None if block.get("v_head_dim") is None else _int(block, "v_head_dim"),
+        num_heads=DEFAULT_NUM_HEADS,
+        num_kv_heads=DEFAULT_NUM_KV_HEADS,
+        dtype=dtype,
+    )
+
+
+def _confirmation(
+    status: str,
+    reason: str,
+    *,
+    rows_unwritten: int | None = None,
+    rows_wrong: int | None = None,
+    rel_error: float | None = None,
+    block_m: int | None = None,
+    device: str | None = None,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "reason": reason,
+        "rows_unwritten": rows_unwritten,
+        "rows_wrong": rows_wrong,
+        "rel_error": rel_error,
+        "block_m": block_m,
+        "device": device,
+        "seconds": seconds,
+    }
+
+
+def runtime_missing() -> str | None:
+    """Why the runtime extra is unusable here (None if torch and triton can be imported)."""
+    for name in ("torch", "triton"):
+        if name in sys.modules:
+            if sys.modules[name] is None:  # an import was blocked (tests, sandboxes)
+                return f"{name} is not importable"
+            continue
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"{name} is not installed"
+    try:
+        import torch  # noqa: F401  (importing torch does not import triton, whose mode we keep open)
+    except ImportError as exc:  # installed but broken
+        return f"torch is not importable ({exc})"
+    return None
+
+
+def _smallest_exposing_block(max_len: int, w: int) -> int | None:
+    """Largest power-of-two BLOCK_M >= 16 whose grid stops short of W positions, if any."""
+    best = None
+    block = 16
+    while block <= 256:
+        if grid_rows(max_len, block) < w:
+            best = block
+        block *= 2
+    return best
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def explain(result: ReplayResult) -> str:
+    """The ``reason`` of a confirmation: what went wrong where, or why nothing showed."""
+    from .adapters import IdxcheckKernel
+
+    case = result.case
+    w, n = case.tokens_per_req, result.rows_total
+    bm = result.block_m
+    bm_text = f"BLOCK_M {bm}" if bm is not None else "the kernel's own BLOCK_M (not reported)"
+    # A user kernel that does not report its BLOCK_M gets no claim about the grid's reach.
+    reach = grid_rows(case.max_len, bm) if bm is not None else None
+    where = f"bs {case.bs}" + (
+        f" padded to capture bs {case.padded_bs}" if case.padded_bs != case.bs else ""
+    )
+    if result.kernel != IdxcheckKernel.name:
+        where += f", kernel {result.kernel}"
+    if result.reproduced:
+        effects = []
+        if result.rows_unwritten:
+            effects.append(f"{result.rows_unwritten} of {n} rows never written")
+        if result.rows_wrong:
+            err = "" if result.rel_error is None else f", max rel error {result.rel_error:.3g}"
+            effects.append(f"{result.rows_wrong} of {n} rows written wrong{err}")
+        if result.stray_write_rows:
+            effects.append(
+                f"{_rows(result.stray_write_rows)} written past the {case.padded_bs * w}-row "
+                "layout buffer (out of bounds)"
+            )
+        causes = []
+        if case.qo_stride != w:
+            causes.append(
+                f"qo_indptr stride {case.qo_stride} but the runner lays out {w} tokens per request"
+            )
+        if reach is not None and reach < w:
+            causes.append(
+                f"grid covers cdiv({case.max_len}, {bm})*{bm} = {reach} < {w} positions per request"
+            )
+        text = "; ".join(effects) + f" at {bm_text} ({where})"
+        if causes:
+            text += ": " + "; ".join(causes)
+        example = _example(result)
+        if example:
+            text += f"; e.g. {example}"
+    else:
+        if reach is not None and case.max_len < w <= reach:
+            text = (
+                f"grid covers cdiv(max_len, BLOCK_M)*BLOCK_M = {reach} >= {w} rows per request at "
+                f"BLOCK_M {bm}: the mismatch is latent at this block size"
+            )
+            smaller = _smallest_exposing_block(case.max_len, w)
+            if smaller is not None:
+                lost = w - grid_rows(case.max_len, smaller)
+                text += (
+                    f" (at BLOCK_M {smaller} it would leave {lost} of {w} rows per request "
+                    "unwritten)"
+                )
+            else:
+                text += " (no BLOCK_M >= 16 exposes it)"
+        elif case.qo_stride != w:
+            text = (
+                f"qo_indptr stride {case.qo_stride} differs from {w} tokens per request, yet "
+                f"every one of the {n} real rows was computed correctly"
+            )
+        else:
+            cover = (
+                f"the grid covers {reach} >= {w} positions"
+                if reach is not None
+                else ("the kernel chose its own block size")
+            )
+            text = (
+                f"metadata agrees with the layout: stride {case.qo_stride} = {w} tokens per "
+                f"request and {cover}; all {n} rows written and correct"
+            )
+        text += f" ({where})"
+    if result.stray_read_rows:
+        text += (
+            f"; {_rows(result.stray_read_rows)} loaded memory past the layout buffer (masked out"
+            " here; harmful if that memory holds inf/NaN)"
+        )
+    if result.probe is not None:
+        p = result.probe
+        if p.unwritten != result.unwritten_rows or p.wrong != result.wrong_rows:
+            text += (
+                f"; note: the indexing-contract probe predicts {len(p.unwritten)} unwritten and "
+                f"{len(p.wrong)} wrong rows, so this kernel does not follow the contract exactly"
+            )
+    return text
+
+
+def _example(result: ReplayResult) -> str:
+    """One row, spelled out, from the probe map (which says what each row was computed as)."""
+    if result.probe is None:
+        return ""
+    w = result.case.tokens_per_req
+    rows = result.probe.rows.computed_as
+    for r in result.wrong_rows:
+        got = rows[r] if r < len(rows) else None
+        if got is not None:
+            return (
+                f"row {r} (request {r // w}, position {r % w}) was computed as request {got[0]}, "
+                f"position {got[1]}"
+            )
+    for r in result.unwritten_rows:
+        return f"row {r} (request {r // w}, position {r % w}) was never written"
+    return ""
+
+
+def confirmation_from_result(result: ReplayResult) -> dict[str, Any]:
+    rel = result.rel_error
+    if rel is not None and not math.isfinite(rel):
+        rel = None
+    return _confirmation(
+        "confirmed" if result.reproduced else "not_reproduced",
+        explain(result),
+        rows_unwritten=result.rows_unwritten,
+        rows_wrong=result.rows_wrong,
+        rel_error=None if rel is None else float(f"{rel:.6g}"),
+        block_m=result.block_m,
+        device=result.device,
+        seconds=round(result.seconds, 4),
+    )
+
+
+def confirm_findings(
+    doc: Mapping[str, Any],
+    *,
+    kernel: str | None = None,
+    kernel_adapter: str | None = None,
+    device: str = "auto",
+    emit_test_dir: str | None = None,
+    probe: bool = True,
+    dtype: str | None = None,
+) -> dict[str, Any]:
+    """Return a copy of ``doc`` whose replayable findings carry a ``confirmation``.
+
+    ``kernel``: None replays with our kernel; ``"module:function"`` imports that function (only
+    then) and calls it through the ``kernel_adapter`` convention (``"sglang"`` or ``"idxcheck"``,
+    guessed from its parameters when None; see ``adapters.py``). ``device``: ``auto`` (a CUDA GPU
+    if usable, else the CPU interpreter), ``cpu`` or ``cuda[:N]``. ``emit_test_dir``: write a
+    standalone pytest file per confirmed finding there (``emit_test.py``). ``probe``: also run the
+    coverage probe (exact map of what each row was computed as). ``dtype``: override the replay
+    dtype (float32 / float16 / bfloat16; bfloat16 is refused on the CPU).
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(doc))
+    findings = out.get("findings") or []
+    targets: list[tuple[dict[str, Any], ReplayCase]] = []
+    for finding in findings:
+        if not isinstance(finding, dict) or not is_replayable(finding):
+            continue
+        try:
+            targets.append((finding, case_from_finding(finding, dtype=dtype)))
+        except ValueError as exc:
+            finding["confirmation"] = _confirmation("skipped", f"cannot replay: {exc}")
+    if not targets:
+        return out
+
+    t0 = time.perf_counter()
+    missing = runtime_missing()  # imports torch: part of the first confirmation's time
+    if missing is not None:
+        for finding, _ in targets:
+            finding["confirmation"] = _confirmation(
+                "skipped", f"{missing}: the replay needs torch and triton ({INSTALL_HINT})"
+            )
+        return out
+
+    from .replay import ReplayError, ReplayResult, RuntimeUnavailable, replay_many
+
+    try:
+        results = replay_many(
+            [case for _, case in targets],
+            device=device,
+            kernel=kernel,
+            convention=kernel_adapter,
+            probe=probe,
+        )
+    except RuntimeUnavailable as exc:
+        for finding, _ in targets:
+            finding["confirmation"] = _confirmation("skipped", f"cannot replay here: {exc}")
+        return out
+
+    # Whatever replay_many did not charge to a case (importing torch above) goes to the first.
+    charged = sum(r.seconds for r in results if isinstance(r, ReplayResult))
+    extra = max(0.0, time.perf_counter() - t0 - charged)
+    for i, r in enumerate(results):
+        if isinstance(r, ReplayResult):
+            results[i] = dataclasses.replace(r, seconds=r.seconds + extra)
+            break
+    confirmed: list[tuple[dict[str, Any], ReplayResult]] = []
+    for (finding, _), result in zip(targets, results, strict=True):
+        if isinstance(result, ReplayError):
+            finding["confirmation"] = _confirmation("skipped", f"replay failed: {result.reason}")
+            continue
+        finding["confirmation"] = confirmation_from_result(result)
+        if result.reproduced:
+            confirmed.append((finding, result))
+
+    if emit_test_dir is not None and confirmed:
+        from .emit_test import write_tests
+
+        write_tests(confirmed, emit_test_dir, kernel=kernel, kernel_adapter=kernel_adapter)
+    return out
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "case_from_finding",
+    "confirm_findings",
+    "confirmation_from_result",
+    "explain",
+    "is_replayable",
+    "runtime_missing",
+]
