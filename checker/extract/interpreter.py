@@ -70,6 +70,7 @@ from idxcheck.sym.terms import (
     disj,
     ite,
     neg,
+    relative_to,
     strip,
     term_size,
 )
@@ -314,7 +315,9 @@ class ClassInterpreter:
             frame.exits.append((state.pc, _self_part(state.env)))
         if not frame.returns:
             return NoneV(), FALSE
-        value = merge_alternatives(frame.returns)
+        # Each exit's condition relative to the entry's: the caller is on the entry path
+        # already, and full path conditions inside if-then-else terms would grow without end.
+        value = merge_alternatives([(relative_to(p, pc), v) for p, v in frame.returns])
         pcs = [p for p, _ in frame.returns]
         out_pc = pc if all(p == pc for p in pcs) else disj(*pcs)
         return value, out_pc
@@ -1530,7 +1533,9 @@ class ClassInterpreter:
         callee = Frame(fn, (*frame.chain, fn.qualname), frame.depth + 1)
         bound.update(_self_part(state.env))
         value, out_pc = self._run_frame(callee, bound, state.pc)
-        state.env.update(merged_self_part(callee.exits, state.env))
+        state.env.update(
+            merged_self_part([(relative_to(p, state.pc), part) for p, part in callee.exits], state.env)
+        )
         if out_pc == FALSE:
             state.alive = False
         elif out_pc != state.pc:

@@ -7,53 +7,53 @@ modelled. `ChoiceV` holds the alternatives of a value that differs between paths
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Union
 
 import libcst as cst
 
 from idxcheck.spans import Loc
+from idxcheck.sym.node import node
 from idxcheck.sym.terms import Formula, Term
 
 
-@dataclass(frozen=True)
+@node
 class IntV:
     term: Term
 
 
-@dataclass(frozen=True)
+@node
 class BoolV:
     formula: Formula
 
 
-@dataclass(frozen=True)
+@node
 class NoneV:
     pass
 
 
-@dataclass(frozen=True)
+@node
 class StrV:
     value: str
 
 
-@dataclass(frozen=True)
+@node
 class CurrentModeV:
     """The forward mode of the batch being processed (the mode under check)."""
 
 
-@dataclass(frozen=True)
+@node
 class MemberV:
     """`ForwardMode.X`."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class ModeEnumV:
     """The `ForwardMode` class itself."""
 
 
-@dataclass(frozen=True)
+@node
 class LayoutV:
     """A uniform index vector: entry i is `start + i * stride`, for i < `entries`.
 
@@ -67,7 +67,7 @@ class LayoutV:
     source: str  # "arange" | "cumsum" | "scaled"
 
 
-@dataclass(frozen=True)
+@node
 class ConstVecV:
     """A vector of `length` copies of `value` (`torch.full((bs,), n)`)."""
 
@@ -75,7 +75,7 @@ class ConstVecV:
     length: Term | None
 
 
-@dataclass(frozen=True)
+@node
 class RuntimeV:
     """Something the runtime passes in (`forward_batch`, `spec_info`, `seq_lens`): its values
     come from the real layout. `path` names it for opaque conditions; `length` is its first
@@ -85,14 +85,14 @@ class RuntimeV:
     length: Term | None = None
 
 
-@dataclass(frozen=True)
+@node
 class ConfigV:
     """An object whose attributes are configuration values (`model_runner.server_args`)."""
 
     path: str
 
 
-@dataclass(frozen=True)
+@node
 class BufferV:
     """A tensor allocated with a known first dimension (`torch.zeros((max_bs + 1,))`)."""
 
@@ -101,12 +101,12 @@ class BufferV:
     loc: Loc | None = None
 
 
-@dataclass(frozen=True)
+@node
 class TupleV:
     items: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@node
 class DictV:
     items: tuple[tuple[str, Value], ...]
 
@@ -117,7 +117,7 @@ class DictV:
         return None
 
 
-@dataclass(frozen=True)
+@node
 class ObjectV:
     """An instance of a metadata class built in the analysed code."""
 
@@ -135,44 +135,44 @@ class ObjectV:
         return ObjectV(self.cls, (*rest, (name, value)))
 
 
-@dataclass(frozen=True)
+@node
 class SelfV:
     pass
 
 
-@dataclass(frozen=True)
+@node
 class ModuleV:
     """A module or namespace the interpreter knows calls of (`torch`, `np`, `triton`)."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class ClassRefV:
     """A class named in the analysed code, possibly a known dataclass."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class BoundMethodV:
     receiver: Value
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class FunctionRefV:
     """A function of the scanned module (`def helper(...)` at top level)."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class UnknownV:
     reason: str
 
 
-@dataclass(frozen=True)
+@node
 class ChoiceV:
     """One of `alts`, depending on which condition holds (the conditions are exclusive)."""
 

@@ -32,8 +32,7 @@ from idxcheck.sym.terms import (
     Term,
     Unknown,
     formula_atoms,
-    formula_terms,
-    symbols_of,
+    formula_symbols,
 )
 from idxcheck.verdicts import Verdict
 
@@ -58,6 +57,8 @@ class _Translator:
     def __init__(self) -> None:
         self.ints: dict[str, z3.ArithRef] = {}
         self.bools: dict[str, z3.BoolRef] = {}
+        # Terms and formulas are DAGs: translate each shared node once.
+        self._memo: dict[int, tuple[object, z3.ExprRef]] = {}
 
     def int_var(self, name: str) -> z3.ArithRef:
         var = self.ints.get(name)
@@ -74,6 +75,22 @@ class _Translator:
         return var
 
     def term(self, term: Term) -> z3.ArithRef:
+        found = self._memo.get(id(term))
+        if found is not None and found[0] is term:
+            return found[1]  # type: ignore[return-value]
+        result = self._term(term)
+        self._memo[id(term)] = (term, result)
+        return result
+
+    def formula(self, formula: Formula) -> z3.BoolRef:
+        found = self._memo.get(id(formula))
+        if found is not None and found[0] is formula:
+            return found[1]  # type: ignore[return-value]
+        result = self._formula(formula)
+        self._memo[id(formula)] = (formula, result)
+        return result
+
+    def _term(self, term: Term) -> z3.ArithRef:
         if isinstance(term, Tagged):
             return self.term(term.inner)
         if isinstance(term, Const):
@@ -111,7 +128,7 @@ class _Translator:
             return z3.If(self.formula(term.cond), self.term(term.then), self.term(term.other))
         raise TypeError(f"not a term: {term!r}")
 
-    def formula(self, formula: Formula) -> z3.BoolRef:
+    def _formula(self, formula: Formula) -> z3.BoolRef:
         if isinstance(formula, BoolConst):
             return z3.BoolVal(formula.value)
         if isinstance(formula, Cmp):
@@ -138,7 +155,7 @@ class _Translator:
 
 
 def formula_symbol_names(formula: Formula) -> set[str]:
-    return {s for t in formula_terms(formula) for s in symbols_of(t)}
+    return formula_symbols(formula)
 
 
 def relevant_domain(domain: Sequence[Formula], symbols: Iterable[str]) -> list[Formula]:

@@ -51,25 +51,41 @@ def render_term(term: Term, names: Mapping[str, str] | None = None, *, _parent: 
         return f"({text})" if prec < _parent else text
     if isinstance(term, Ite):
         text = (
-            f"{render_term(term.then, names, _parent=1)} if {render_formula(term.cond, names)} "
+            f"{render_term(term.then, names, _parent=1)} if {render_formula(term.cond, names, 200)} "
             f"else {render_term(term.other, names, _parent=1)}"
         )
         return f"({text})" if _parent > 0 else text
     raise TypeError(f"not a term: {term!r}")
 
 
-def render_formula(formula: Formula, names: Mapping[str, str] | None = None) -> str:
-    names = names or {}
+MAX_RENDER = 400
+
+
+def render_formula(formula: Formula, names: Mapping[str, str] | None = None, limit: int = MAX_RENDER) -> str:
+    """The formula as text, cut at about `limit` characters (path conditions can be large)."""
+    text = _render_formula(formula, names or {}, [limit * 4])
+    return text if len(text) <= limit else text[: limit - 5] + " ..."
+
+
+def _render_formula(formula: Formula, names: Mapping[str, str], budget: list[int]) -> str:
+    if budget[0] <= 0:
+        return "..."
+    text = _render_formula_node(formula, names, budget)
+    budget[0] -= len(text)
+    return text
+
+
+def _render_formula_node(formula: Formula, names: Mapping[str, str], budget: list[int]) -> str:
     if isinstance(formula, BoolConst):
         return "True" if formula.value else "False"
     if isinstance(formula, Cmp):
         return f"{render_term(formula.left, names, _parent=3)} {formula.op} {render_term(formula.right, names, _parent=3)}"
     if isinstance(formula, And):
-        return " and ".join(_wrap(a, names) for a in formula.args)
+        return " and ".join(_wrap(a, names, budget) for a in formula.args)
     if isinstance(formula, Or):
-        return " or ".join(_wrap(a, names) for a in formula.args)
+        return " or ".join(_wrap(a, names, budget) for a in formula.args)
     if isinstance(formula, Not):
-        return f"not {_wrap(formula.arg, names)}"
+        return f"not {_wrap(formula.arg, names, budget)}"
     if isinstance(formula, ModeIs):
         members = sorted(formula.members)
         return f"mode is {members[0]}" if len(members) == 1 else f"mode in ({', '.join(members)})"
@@ -78,6 +94,6 @@ def render_formula(formula: Formula, names: Mapping[str, str] | None = None) -> 
     raise TypeError(f"not a formula: {formula!r}")
 
 
-def _wrap(formula: Formula, names: Mapping[str, str]) -> str:
-    text = render_formula(formula, names)
+def _wrap(formula: Formula, names: Mapping[str, str], budget: list[int]) -> str:
+    text = _render_formula(formula, names, budget)
     return f"({text})" if isinstance(formula, (And, Or)) else text

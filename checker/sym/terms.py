@@ -7,28 +7,29 @@ which is what the verdict cache keys on."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Union
 
 from idxcheck.spans import Loc
+from idxcheck.sym.node import node
 
 # ---------------------------------------------------------------------------------------------
 # Integer terms
 
 
-@dataclass(frozen=True)
+@node
 class Const:
     value: int
 
 
-@dataclass(frozen=True)
+@node
 class Sym:
     """A configuration symbol (`speculative_num_steps`), the batch size (`bs`), ..."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@node
 class RuntimeWidth:
     """The query tokens per request that the runtime lays out in the mode under check.
 
@@ -36,7 +37,7 @@ class RuntimeWidth:
     `num_tokens // bs`) gets this term, which makes it consistent by construction."""
 
 
-@dataclass(frozen=True)
+@node
 class RuntimeInt:
     """An integer computed from runtime data (`max(forward_batch.extend_seq_lens_cpu)`):
     derived from the actual layout, so never a finding, and never a guess either."""
@@ -44,28 +45,28 @@ class RuntimeInt:
     source: str
 
 
-@dataclass(frozen=True)
+@node
 class Unknown:
     """An integer the extractor cannot model; obligations that depend on it are UNSUPPORTED."""
 
     reason: str
 
 
-@dataclass(frozen=True)
+@node
 class BinOp:
     op: str  # one of + - * // % max min
     left: Term
     right: Term
 
 
-@dataclass(frozen=True)
+@node
 class Ite:
     cond: Formula
     then: Term
     other: Term
 
 
-@dataclass(frozen=True)
+@node
 class Tagged:
     """Provenance: `inner` was written at `loc` (whose `text` is the source there).
     Transparent to semantics."""
@@ -80,41 +81,41 @@ Term = Union[Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged]
 # Formulas
 
 
-@dataclass(frozen=True)
+@node
 class BoolConst:
     value: bool
 
 
-@dataclass(frozen=True)
+@node
 class Cmp:
     op: str  # == != < <= > >=
     left: Term
     right: Term
 
 
-@dataclass(frozen=True)
+@node
 class And:
     args: tuple[Formula, ...]
 
 
-@dataclass(frozen=True)
+@node
 class Or:
     args: tuple[Formula, ...]
 
 
-@dataclass(frozen=True)
+@node
 class Not:
     arg: Formula
 
 
-@dataclass(frozen=True)
+@node
 class ModeIs:
     """The forward mode under check is one of `members`."""
 
     members: frozenset[str]
 
 
-@dataclass(frozen=True)
+@node
 class Atom:
     """An opaque condition (`spec_info is None`): free in the solver, named in counterexamples."""
 
@@ -220,6 +221,17 @@ def compare(op: str, a: int, b: int) -> bool:
     }[op]
 
 
+def conjuncts(formula: Formula) -> tuple[Formula, ...]:
+    return formula.args if isinstance(formula, And) else (() if formula == TRUE else (formula,))
+
+
+def relative_to(formula: Formula, context: Formula) -> Formula:
+    """`formula` without the conjuncts it shares with `context`: what it adds to it."""
+    known = set(map(id, conjuncts(context)))
+    shared = conjuncts(context)
+    return conj(*(c for c in conjuncts(formula) if id(c) not in known and c not in shared))
+
+
 def conj(*args: Formula) -> Formula:
     flat: list[Formula] = []
     for arg in args:
@@ -296,30 +308,33 @@ def neg(arg: Formula) -> Formula:
 # Queries
 
 
-def formula_mentions_mode(formula: Formula) -> bool:
-    if isinstance(formula, ModeIs):
-        return True
-    if isinstance(formula, (And, Or)):
-        return any(formula_mentions_mode(a) for a in formula.args)
-    if isinstance(formula, Not):
-        return formula_mentions_mode(formula.arg)
-    if isinstance(formula, Cmp):
-        return term_mentions_mode(formula.left) or term_mentions_mode(formula.right)
+def formula_mentions_mode(formula: Formula, _seen: set[int] | None = None) -> bool:
+    seen: set[int] = set() if _seen is None else _seen
+    stack: list[object] = [formula]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ModeIs):
+            return True
+        if isinstance(node, (And, Or)):
+            stack.extend(node.args)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, Cmp):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Tagged):
+            stack.append(node.inner)
+        elif isinstance(node, BinOp):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Ite):
+            stack.extend((node.cond, node.then, node.other))
     return False
 
 
 def term_mentions_mode(term: Term) -> bool:
-    if isinstance(term, Tagged):
-        return term_mentions_mode(term.inner)
-    if isinstance(term, BinOp):
-        return term_mentions_mode(term.left) or term_mentions_mode(term.right)
-    if isinstance(term, Ite):
-        return (
-            formula_mentions_mode(term.cond)
-            or term_mentions_mode(term.then)
-            or term_mentions_mode(term.other)
-        )
-    return False
+    return formula_mentions_mode(Cmp("==", term, Const(0)))
 
 
 def specialise_formula(formula: Formula, mode: str, memo: dict[int, object] | None = None) -> Formula:
@@ -404,67 +419,53 @@ def substitute_width_formula(formula: Formula, width: Term) -> Formula:
     return formula
 
 
-def term_leaves(term: Term) -> list[Term]:
-    """Every leaf of `term` (through Ite arms and conditions' terms)."""
-    out: list[Term] = []
-    stack: list[Term] = [term]
+def _walk(root: object) -> Iterator[object]:
+    """Every node reachable from `root` once (terms and formulas are DAGs)."""
+    seen: set[int] = set()
+    stack: list[object] = [root]
     while stack:
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
         if isinstance(node, Tagged):
             stack.append(node.inner)
         elif isinstance(node, BinOp):
             stack.extend((node.left, node.right))
         elif isinstance(node, Ite):
-            stack.extend((node.then, node.other))
-            stack.extend(formula_terms(node.cond))
-        else:
-            out.append(node)
-    return out
-
-
-def formula_terms(formula: Formula) -> list[Term]:
-    if isinstance(formula, Cmp):
-        return [formula.left, formula.right]
-    if isinstance(formula, (And, Or)):
-        return [t for a in formula.args for t in formula_terms(a)]
-    if isinstance(formula, Not):
-        return formula_terms(formula.arg)
-    return []
-
-
-def symbols_of(term: Term) -> set[str]:
-    return {leaf.name for leaf in term_leaves(term) if isinstance(leaf, Sym)}
-
-
-def formula_symbols(formula: Formula) -> set[str]:
-    return {s for t in formula_terms(formula) for s in symbols_of(t)}
-
-
-def formula_atoms(formula: Formula) -> dict[str, str]:
-    """key -> text of every opaque condition in `formula` (and in its terms' conditions)."""
-    found: dict[str, str] = {}
-    stack: list[Formula] = [formula]
-    terms: list[Term] = []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Atom):
-            found[node.key] = node.text
+            stack.extend((node.cond, node.then, node.other))
+        elif isinstance(node, Cmp):
+            stack.extend((node.left, node.right))
         elif isinstance(node, (And, Or)):
             stack.extend(node.args)
         elif isinstance(node, Not):
             stack.append(node.arg)
-        elif isinstance(node, Cmp):
-            terms.extend((node.left, node.right))
-        while terms:
-            t = terms.pop()
-            if isinstance(t, Tagged):
-                terms.append(t.inner)
-            elif isinstance(t, BinOp):
-                terms.extend((t.left, t.right))
-            elif isinstance(t, Ite):
-                terms.extend((t.then, t.other))
-                stack.append(t.cond)
-    return found
+
+
+_LEAVES = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown)
+
+
+def term_leaves(term: Term) -> list[Term]:
+    """Every distinct leaf of `term` (through Ite arms and conditions' terms)."""
+    return [n for n in _walk(term) if isinstance(n, _LEAVES)]  # type: ignore[misc]
+
+
+def formula_terms(formula: Formula) -> list[Term]:
+    return [n for n in _walk(formula) if isinstance(n, _LEAVES)]  # type: ignore[misc]
+
+
+def symbols_of(term: Term) -> set[str]:
+    return {n.name for n in _walk(term) if isinstance(n, Sym)}
+
+
+def formula_symbols(formula: Formula) -> set[str]:
+    return {n.name for n in _walk(formula) if isinstance(n, Sym)}
+
+
+def formula_atoms(formula: Formula) -> dict[str, str]:
+    """key -> text of every opaque condition in `formula` (and in its terms' conditions)."""
+    return {n.key: n.text for n in _walk(formula) if isinstance(n, Atom)}
 
 
 def term_size(term: Term, limit: int = 10_000) -> int:
@@ -510,16 +511,23 @@ def untag(term: Term, _memo: dict[int, Term] | None = None) -> Term:
 
 
 def untag_formula(formula: Formula, _memo: dict[int, Term] | None = None) -> Formula:
-    memo: dict[int, Term] = {} if _memo is None else _memo
+    memo: dict[int, object] = {} if _memo is None else _memo  # type: ignore[assignment]
+    found = memo.get(id(formula))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    result: Formula
     if isinstance(formula, Cmp):
-        return Cmp(formula.op, untag(formula.left, memo), untag(formula.right, memo))
-    if isinstance(formula, And):
-        return And(tuple(untag_formula(a, memo) for a in formula.args))
-    if isinstance(formula, Or):
-        return Or(tuple(untag_formula(a, memo) for a in formula.args))
-    if isinstance(formula, Not):
-        return Not(untag_formula(formula.arg, memo))
-    return formula
+        result = Cmp(formula.op, untag(formula.left, memo), untag(formula.right, memo))  # type: ignore[arg-type]
+    elif isinstance(formula, And):
+        result = And(tuple(untag_formula(a, memo) for a in formula.args))  # type: ignore[arg-type]
+    elif isinstance(formula, Or):
+        result = Or(tuple(untag_formula(a, memo) for a in formula.args))  # type: ignore[arg-type]
+    elif isinstance(formula, Not):
+        result = Not(untag_formula(formula.arg, memo))  # type: ignore[arg-type]
+    else:
+        result = formula
+    memo[id(formula)] = result
+    return result
 
 
 def simplify(term: Term) -> Term:
