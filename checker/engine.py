@@ -605,6 +605,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
     check_facts(facts, config, profile, modes, runtime, result)
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
+    result.outcomes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict))
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
 
@@ -632,6 +633,9 @@ def check_facts(
                     if no_claim.unsupported:
                         stats.obligations += 1
                         stats.unsupported += 1
+                        result.outcomes.append(
+                            SiteNote(rule.code, binding.loc.span, binding.function, mode, Verdict.UNSUPPORTED, no_claim.reason)
+                        )
                         _note(notes, rule.code, binding.loc, binding.function, mode, Verdict.UNSUPPORTED, no_claim.reason)
                         if config.raise_on_unsupported:
                             raise UnsupportedSiteError(f"{binding.loc.span.label()}: {no_claim.reason}")
@@ -641,6 +645,9 @@ def check_facts(
                 outcome = checker.decide(item)
                 outcomes.append(outcome)
                 verdict = outcome.verdict
+                result.outcomes.append(
+                    SiteNote(item.rule.code, binding.loc.span, binding.function, item.mode, verdict, outcome.reason)
+                )
                 if verdict == Verdict.PROVED:
                     stats.proved += 1
                 elif verdict == Verdict.REFUTED:

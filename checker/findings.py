@@ -73,7 +73,10 @@ class Stats:
 @dataclass
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
+    # Sites whose verdict is neither PROVED nor REFUTED (UNSUPPORTED, UNKNOWN), with reasons.
     notes: list[SiteNote] = field(default_factory=list)
+    # Every decided obligation's verdict, one per (rule, site, mode): the backend x mode matrix.
+    outcomes: list[SiteNote] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     mode_model_source: str = ""
