@@ -11,7 +11,7 @@ from idxcheck.solve_budget import DEFAULT_RLIMIT
 class Config:
     select: frozenset[str] = frozenset()  # empty: every rule
     ignore: frozenset[str] = frozenset()
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # globs matched against paths as given (CLI semantics)
     profile: str = "sglang"
     domain: tuple[str, ...] = ()  # extra constraints
     widths: dict[str, str] = field(default_factory=dict)  # mode -> width overrides
@@ -19,6 +19,12 @@ class Config:
     strict: bool = False
     # Test-only: raise on any UNSUPPORTED verdict, so fixtures expose extraction gaps.
     raise_on_unsupported: bool = False
+    # Set by a configuration file: globs matched against paths relative to `root` (the folder
+    # holding the file), so that a file means the same thing from whichever folder it is run.
+    rooted_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    root: str | None = None  # None: the current directory
+    source: str | None = None  # the configuration file read, if any
 
     def rule_enabled(self, code: str) -> bool:
         if code in self.ignore:

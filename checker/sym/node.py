@@ -1,13 +1,15 @@
-"""Immutable IR nodes with cached structural hashes.
+"""Immutable IR nodes, hash-consed.
 
 Terms, formulas and abstract values are DAGs: a path condition is shared by every value built
-under it, and an if-then-else repeats its arms' subterms. Python's generated dataclass hash
-walks the whole structure each time (exponential on a DAG); these nodes compute it once, and
-equality tests the cached hashes before the fields."""
+under it, and an if-then-else repeats its arms' subterms. Structural hashing or equality that
+walks such a DAG as a tree is exponential. So each node class interns its instances: building
+a node whose fields equal an existing node's returns that node, which makes structural
+equality identity for nodes built from interned children, and each hash is computed once."""
 
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -33,8 +35,30 @@ def _eq(self: Any, other: object) -> bool:
 
 
 def node(cls: type[T]) -> type[T]:
-    """`@dataclass(frozen=True)` with a cached hash and a hash-first equality."""
-    made = dataclasses.dataclass(frozen=True)(cls)
-    made.__hash__ = _hash  # type: ignore[method-assign]
-    made.__eq__ = _eq  # type: ignore[method-assign,assignment]
-    return made
+    """`@dataclass(frozen=True)`, interned, with a cached hash and a hash-first equality."""
+    made: Any = dataclasses.dataclass(frozen=True)(cls)
+    fields = dataclasses.fields(made)
+    names = [f.name for f in fields]
+    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    table: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
+
+    def __new__(klass: type[Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            values = (*args, *(kwargs[n] if n in kwargs else defaults[n] for n in names[len(args) :]))
+            found = table.get(values)
+        except (KeyError, TypeError):  # a missing argument (let __init__ say so), unhashable
+            return object.__new__(klass)
+        if found is not None:
+            return found
+        made_obj = object.__new__(klass)
+        table[values] = made_obj
+        return made_obj
+
+    def __reduce__(self: Any) -> tuple[Any, ...]:
+        return (type(self), tuple(getattr(self, n) for n in names))
+
+    made.__new__ = __new__
+    made.__hash__ = _hash
+    made.__eq__ = _eq
+    made.__reduce__ = __reduce__
+    return made  # type: ignore[no-any-return]

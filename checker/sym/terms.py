@@ -234,15 +234,16 @@ def relative_to(formula: Formula, context: Formula) -> Formula:
 
 def conj(*args: Formula) -> Formula:
     flat: list[Formula] = []
+    seen: set[Formula] = set()
     for arg in args:
         if arg == FALSE:
             return FALSE
         if arg == TRUE:
             continue
-        if isinstance(arg, And):
-            flat.extend(a for a in arg.args if a not in flat)
-        elif arg not in flat:
-            flat.append(arg)
+        for part in arg.args if isinstance(arg, And) else (arg,):
+            if part not in seen:
+                seen.add(part)
+                flat.append(part)
     if not flat:
         return TRUE
     if len(flat) == 1:
@@ -252,15 +253,16 @@ def conj(*args: Formula) -> Formula:
 
 def disj(*args: Formula) -> Formula:
     flat: list[Formula] = []
+    seen: set[Formula] = set()
     for arg in args:
         if arg == TRUE:
             return TRUE
         if arg == FALSE:
             continue
-        if isinstance(arg, Or):
-            flat.extend(a for a in arg.args if a not in flat)
-        elif arg not in flat:
-            flat.append(arg)
+        for part in arg.args if isinstance(arg, Or) else (arg,):
+            if part not in seen:
+                seen.add(part)
+                flat.append(part)
     if not flat:
         return FALSE
     if len(flat) == 1:
@@ -285,12 +287,14 @@ def _factor_common(flat: list[Formula]) -> Formula | None:
     """(P and a) or (P and b) == P and (a or b); and (a or not a) == True. Path conditions
     joined after a branch share their prefix, so this keeps them from growing at each join."""
     parts = [_conjuncts(f) for f in flat]
-    common = [c for c in parts[0] if all(c in p for p in parts[1:])]
+    rest_sets = [set(p) for p in parts[1:]]
+    common = [c for c in parts[0] if all(c in other for other in rest_sets)]
     if not common:
         if len(flat) == 2 and (flat[0] == neg(flat[1]) or flat[1] == neg(flat[0])):
             return TRUE
         return None
-    rests = [conj(*(c for c in p if c not in common)) for p in parts]
+    common_set = set(common)
+    rests = [conj(*(c for c in p if c not in common_set)) for p in parts]
     return conj(*common, disj(*rests))
 
 
