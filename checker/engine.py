@@ -25,9 +25,10 @@ from idxcheck.extract.classes import (
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.source import Block, SourceError, SourceFile
-from idxcheck.extract.values import LayoutV, Value
+from idxcheck.extract.values import LayoutV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
-from idxcheck.profile import Profile, load_profile
+from idxcheck.extract.layouts import Pairing, segments
+from idxcheck.profile import ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.spans import Loc, Span
@@ -49,7 +50,9 @@ from idxcheck.sym.terms import (
     Term,
     Unknown,
     conj,
+    const_value,
     disj,
+    relative_to,
     formula_atoms,
     formula_symbols,
     formula_mentions_mode,
@@ -294,7 +297,9 @@ class Checker:
             )
         return self._solver
 
-    def obligations(self, binding: Binding) -> Iterable[Obligation | tuple[Binding, Rule, str, NoClaim]]:
+    def obligations(
+        self, binding: Binding, partners: Sequence[Binding] = ()
+    ) -> Iterable[Obligation | tuple[Binding, Rule, str, NoClaim]]:
         for rule in self.rules:
             if binding.role not in rule.roles:
                 continue
@@ -303,13 +308,44 @@ class Checker:
                 if per_mode is None:
                     continue  # no forward mode reaches this value: its runtime width is unknown
                 for mode, pc_mode in per_mode:
-                    for runner in self.runtime.for_mode(mode):
-                        claim = rule.claim(_specialise_value(value, mode), runner.term)
-                        if isinstance(claim, NoClaim):
-                            yield (binding, rule, mode, claim)
-                            continue
-                        assumptions = conj(pc_mode, runner.cond, claim.assumptions)
-                        yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
+                    for pair_pc, pair in self._pairings(partners, mode, pc_mode):
+                        for runner in self.runtime.for_mode(mode):
+                            claim = rule.claim(_specialise_value(value, mode), runner.term, pair)
+                            if isinstance(claim, NoClaim):
+                                yield (binding, rule, mode, claim)
+                                continue
+                            assumptions = conj(pc_mode, pair_pc, runner.cond, claim.assumptions)
+                            yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
+
+    def _pairings(
+        self, partners: Sequence[Binding], mode: str, pc_mode: Formula
+    ) -> list[tuple[Formula, Pairing | None]]:
+        """The index pointers built together with a grid scalar, in one mode."""
+        found: list[tuple[Formula, Pairing | None]] = []
+        for partner in partners:
+            for pc, value in iter_choice(partner.value, partner.pc):
+                specialised = specialise_formula(pc, mode)
+                if specialised == FALSE:
+                    continue
+                value = _specialise_value(value, mode)
+                if isinstance(value, LayoutV):
+                    shape = segments(value)
+                    if shape.per_request is None:
+                        pairing = Pairing(Unknown(shape.problem), False, value.text)
+                    elif const_value(shape.per_request) == 1:
+                        pairing = Pairing(value.stride, True, value.text)
+                    else:
+                        pairing = Pairing(value.stride, False, value.text)
+                elif isinstance(value, RuntimeV):
+                    pairing = Pairing(
+                        Unknown(f"the segments of `{partner.name}` are runtime lengths"), False, partner.name
+                    )
+                elif isinstance(value, UnknownV):
+                    pairing = Pairing(Unknown(value.reason), False, partner.name)
+                else:
+                    continue  # a buffer filled elsewhere: nothing known about its segments
+                found.append((relative_to(specialised, pc_mode), pairing))
+        return found or [(TRUE, None)]
 
     def _per_mode(self, pc: Formula) -> list[tuple[str, Formula]] | None:
         """The modes in which a path condition may hold, each with the condition left."""
@@ -339,11 +375,11 @@ class Checker:
         for guard, case in cases:
             leaves = _leaves_of_formula(case)
             unknown = [leaf for leaf in leaves if isinstance(leaf, Unknown)]
+            if any(isinstance(leaf, RuntimeInt) for leaf in leaves):
+                continue  # computed from the runtime layout: consistent by construction
             if unknown:
                 assert isinstance(unknown[0], Unknown)
                 unsupported.append((guard, unknown[0].reason))
-            elif any(isinstance(leaf, RuntimeInt) for leaf in leaves):
-                continue  # computed from the runtime layout: consistent by construction
             else:
                 regular.append(conj(guard, neg(case)))
         verdict = Verdict.PROVED
@@ -437,8 +473,13 @@ class FindingBuilder:
         )
         names = self.names()
         width_text = render_term(ob.runner.term, names)
+        target_text = (
+            render_term(specialise_term(ob.claim.target, ob.mode), names)
+            if ob.claim.target is not None
+            else width_text
+        )
         message = ob.rule.format_message(
-            what=ob.claim.what, site=site_text, width=width_text, mode=ob.mode, name=ob.binding.name
+            what=ob.claim.what, site=site_text, width=target_text, mode=ob.mode, name=ob.binding.name
         )
         related: list[Related] = []
         if ob.binding.loc.span.line != primary.span.line:
@@ -625,8 +666,13 @@ def check_facts(
     outcomes: list[Outcome] = []
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
+        groups: dict[int, list[Binding]] = {}
         for binding in class_facts.bindings:
-            for item in checker.obligations(binding):
+            if binding.group is not None and binding.role == ROLE_QO:
+                groups.setdefault(id(binding.group), []).append(binding)
+        for binding in class_facts.bindings:
+            partners = groups.get(id(binding.group), []) if binding.role == ROLE_GRID and binding.group is not None else []
+            for item in checker.obligations(binding, partners):
                 if isinstance(item, tuple):
                     _, rule, mode, no_claim = item
                     site_locs.add(id(binding.loc))

@@ -178,7 +178,7 @@ def _parse_comment(path: str, comment: str, line: int, column: int) -> list[Supp
 @dataclass(frozen=True)
 class Applied:
     kept: tuple[Finding, ...]
-    suppressed: tuple[Finding, ...]
+    suppressed: tuple[tuple[Finding, Suppression], ...]  # each with the comment that matched
     meta: tuple[Finding, ...]
 
 
@@ -196,7 +196,7 @@ def apply(
     by_path = {c.path: c for c in comments}
     used: set[tuple[Suppression, str]] = set()
     kept: list[Finding] = []
-    suppressed: list[Finding] = []
+    suppressed: list[tuple[Finding, Suppression]] = []
     for finding in findings:
         file = by_path.get(finding.span.path)
         hit: Suppression | None = None
@@ -210,7 +210,7 @@ def apply(
             kept.append(finding)
         else:
             used.add((hit, finding.code))
-            suppressed.append(finding)
+            suppressed.append((finding, hit))
     meta: list[Finding] = []
     active = known if enabled is None else enabled
     for file in by_path.values():

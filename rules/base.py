@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from idxcheck.extract.layouts import Pairing
 from idxcheck.extract.values import Value
 from idxcheck.sym.terms import TRUE, Formula, Term
 
@@ -25,6 +26,7 @@ class Claim:
     holds: Formula
     what: str
     assumptions: Formula = TRUE
+    target: Term | None = None  # what the subject is compared with; None: the runtime width
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,9 @@ class Rule:
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
 
-    def claim(self, value: Value, width: Term) -> Claim | NoClaim:
+    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
+        """What must hold for `value` when the runtime lays out `width` tokens per request;
+        `pair` is the index pointer built together with it, when there is one."""
         raise NotImplementedError
 
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from idxcheck.extract.layouts import Pairing
 from idxcheck.extract.values import IntV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.profile import ROLE_GRID
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width
 
 MESSAGE = (
-    "grid scalar `{name}` = `{site}` < runtime tokens per request `{width}` in {mode}: "
+    "grid scalar `{name}` = `{site}` < {what} `{width}` in {mode}: "
     "query rows past it are not computed"
 )
 
@@ -53,6 +54,21 @@ class Backend:
             max_extend_len = self.num_draft_tokens
         else:
             max_extend_len = max(forward_batch.extend_seq_lens_cpu)
+        self.forward_metadata = Metadata(max_extend_len=max_extend_len)
+''',
+        '''
+class Backend:
+    def __init__(self, model_runner):
+        self.num_draft_tokens = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        bs = forward_batch.batch_size
+        if forward_batch.forward_mode.is_target_verify():
+            # One segment per token: a grid of one row per segment covers it.
+            self.forward_metadata = Metadata(
+                cu_seqlens_q=torch.arange(0, bs * self.num_draft_tokens + 1),
+                max_seqlen_q=1,
+            )
 ''',
     )
     INVALID = (
@@ -69,12 +85,17 @@ class Backend:
 ''',
     )
 
-    def claim(self, value: Value, width: Term) -> Claim | NoClaim:
+    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
         if isinstance(value, IntV):
+            # Built with an index pointer of several segments per request (one per token, say),
+            # the grid must cover one segment; otherwise, one request.
+            per_request = pair is None or pair.per_request
+            target = width if per_request else substitute_width(pair.segment, width)  # type: ignore[union-attr]
             return Claim(
                 subject=value.term,
-                holds=cmp(">=", substitute_width(value.term, width), width),
-                what="grid scalar",
+                holds=cmp(">=", substitute_width(value.term, width), target),
+                what="runtime tokens per request" if per_request else f"the segment length of `{pair.text}`",  # type: ignore[union-attr]
+                target=None if per_request else target,
             )
         if isinstance(value, RuntimeV):
             return NoClaim("computed from the runtime's own layout")

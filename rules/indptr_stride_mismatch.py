@@ -13,13 +13,11 @@ from idxcheck.extract.values import (
 )
 from idxcheck.profile import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
-from idxcheck.sym import poly
+from idxcheck.extract.layouts import Pairing, segments
 from idxcheck.sym.render import render_term
-from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, substitute_width
+from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
 
-MESSAGE = "{what} stride `{site}` != runtime tokens per request `{width}` in {mode}"
-
-_BATCH_SYMBOLS = ("bs", "max_bs")
+MESSAGE = "{what} `{site}` != runtime tokens per request `{width}` in {mode}"
 
 
 class IndptrStrideMismatch(Rule):
@@ -64,6 +62,7 @@ class Backend:
         bs = forward_batch.batch_size
         if forward_batch.forward_mode.is_target_verify():
             qo_indptr = torch.arange(0, (1 + bs) * self.num_draft_tokens, step=self.num_draft_tokens)
+            self.forward_metadata = Metadata(qo_indptr=qo_indptr)
 ''',
         '''
 class Backend:
@@ -71,7 +70,7 @@ class Backend:
         bs = forward_batch.batch_size
         if forward_batch.forward_mode.is_target_verify():
             n = forward_batch.spec_info.num_tokens_per_req
-            qo_indptr = torch.arange(0, bs * n + 1, n)
+            self.forward_metadata = Metadata(qo_indptr=torch.arange(0, bs * n + 1, n))
 ''',
     )
     INVALID = (
@@ -84,11 +83,11 @@ class Backend:
         bs = forward_batch.batch_size
         if forward_batch.forward_mode.is_draft_extend_v2():
             n = self.speculative_num_steps + 1  # expect: IDX001
-            qo_indptr = torch.arange(0, bs * n + 1, step=n)
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * n + 1, step=n)
 ''',
     )
 
-    def claim(self, value: Value, width: Term) -> Claim | NoClaim:
+    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
         if isinstance(value, RuntimeV):
             return NoClaim("built from the runtime's own layout")
         if isinstance(value, UnknownV):
@@ -97,43 +96,22 @@ class Backend:
             return NoClaim("not an index vector built here")
         if not isinstance(value, LayoutV):
             return NoClaim("not an index vector")
-        if value.entries is None:
-            return NoClaim(f"the length of `{value.text}` has no closed form", unsupported=True)
-        # An index pointer starts at 0 and has one more entry than segments; the offset form
-        # (`arange(n, n + bs * n, n)`, the pointer without its leading 0) starts at its stride
-        # and has one entry per segment.
-        opaque = poly.Opaque((value.stride,))
-        start = poly.to_poly(value.start, opaque)
-        stride_poly = poly.to_poly(value.stride, opaque)
-        if start == {}:
-            segments = poly.to_poly(binop("-", value.entries, Const(1)), opaque)
-        elif start is not None and start == stride_poly:
-            segments = poly.to_poly(value.entries, opaque)
-        else:
-            return NoClaim(f"`{value.text}` does not start at 0 or at its stride", unsupported=True)
-        if segments is None:
-            return NoClaim(f"the length of `{value.text}` has no closed form", unsupported=True)
+        shape = segments(value)
+        if shape.per_request is None:
+            return NoClaim(shape.problem, unsupported=True)
         stride = substitute_width(value.stride, width)
-        for batch in _BATCH_SYMBOLS:
-            per_request = poly.exact_div(segments, {(batch,): 1})
-            if per_request is None or batch in poly.symbols(per_request):
-                continue
-            if per_request == {(): 1}:
-                holds = cmp("==", stride, width)
-                what = "qo_indptr"
-            else:
-                # An expanded layout (several segments per request): together they must
-                # still cover the request's tokens.
-                factor = substitute_width(poly.to_term(per_request, opaque), width)
-                holds = cmp("==", binop("*", stride, factor), width)
-                what = f"qo_indptr ({render_term(factor)} segments per request)"
-            return Claim(
-                subject=value.stride,
-                holds=holds,
-                what=what,
-                assumptions=cmp(">=", Sym("bs"), Const(2)),
-            )
-        return NoClaim(
-            f"`{value.text}` has {render_term(poly.to_term(segments, opaque))} segments, not one per request",
-            unsupported=True,
+        if const_value(shape.per_request) == 1:
+            holds = cmp("==", stride, width)
+            what = "qo_indptr stride"
+        else:
+            # An expanded layout (several segments per request): together they must still
+            # cover the request's tokens.
+            factor = substitute_width(shape.per_request, width)
+            holds = cmp("==", binop("*", stride, factor), width)
+            what = f"qo_indptr stride ({render_term(factor)} segments per request)"
+        return Claim(
+            subject=value.stride,
+            holds=holds,
+            what=what,
+            assumptions=cmp(">=", Sym("bs"), Const(2)),
         )

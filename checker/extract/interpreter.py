@@ -166,7 +166,9 @@ class Binding:
     kind: str  # assign | keyword | attribute | slice | copy | dictkey | positional
     target_lower: Term | None = None
     target_upper: Term | None = None
-    code: str = ""
+    # Bindings made together (the keywords of one call, the fields of one metadata object,
+    # the keys of one dict): a grid scalar is paired with the index pointer of its group.
+    group: Loc | None = None
 
 
 @dataclass
@@ -537,8 +539,9 @@ class ClassInterpreter:
         value_node: cst.BaseExpression | None,
     ) -> None:
         if isinstance(target, cst.Name):
+            # A local is not a site: its value becomes one where it reaches a metadata
+            # field, a kernel keyword, a buffer or an attribute.
             state.env[target.value] = value
-            self.bind(target.value, value, target, "assign", state, frame)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = self.unpack(value, len(target.elements))
             for element, item in zip(target.elements, items):
@@ -555,9 +558,10 @@ class ClassInterpreter:
                 self.bind(attr, value, target, "attribute", state, frame)
             elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
                 state.env[target.value.value] = base.with_field(attr, value)
-                self.bind(attr, value, target, "attribute", state, frame)
+                self.bind(attr, value, target, "attribute", state, frame, group=base.origin)
             else:
-                self.bind(attr, value, target, "attribute", state, frame)
+                group = base.origin if isinstance(base, ObjectV) else None
+                self.bind(attr, value, target, "attribute", state, frame, group=group)
         elif isinstance(target, cst.Subscript):
             self.assign_subscript(target, value, state, frame)
         elif isinstance(target, cst.StarredElement):
@@ -625,6 +629,7 @@ class ClassInterpreter:
         frame: Frame,
         lower: Term | None = None,
         upper: Term | None = None,
+        group: Loc | None = None,
     ) -> None:
         if not self.record:
             return
@@ -643,6 +648,7 @@ class ClassInterpreter:
                 kind=kind,
                 target_lower=lower,
                 target_upper=upper,
+                group=group,
             )
         )
 
@@ -740,6 +746,7 @@ class ClassInterpreter:
 
     def eval_Dict(self, node: cst.Dict, state: State, frame: Frame) -> Value:
         items: list[tuple[str, Value]] = []
+        group = frame.fn.loc(node)
         for element in node.elements:
             if isinstance(element, cst.StarredDictElement):
                 self.eval(element.value, state, frame)
@@ -748,7 +755,7 @@ class ClassInterpreter:
             value = self.tag(self.eval(element.value, state, frame), element.value, frame)
             if isinstance(key, StrV):
                 items.append((key.value, value))
-                self.bind(key.value, value, element.key, "dictkey", state, frame)
+                self.bind(key.value, value, element.key, "dictkey", state, frame, group=group)
         return DictV(tuple(items))
 
     def eval_Await(self, node: cst.Await, state: State, frame: Frame) -> Value:
@@ -1214,8 +1221,9 @@ class ClassInterpreter:
         # Keywords that name a role bind the value, whatever is called (a metadata class, a
         # kernel launcher, dict(...)); a value already bound where it was built dedupes later.
         if not isinstance(func, ClassRefV):
+            group = frame.fn.loc(node)
             for key, value in kwargs.items():
-                self.bind(key, value, keyword_nodes[key], "keyword", state, frame)
+                self.bind(key, value, keyword_nodes[key], "keyword", state, frame, group=group)
         if isinstance(func, ChoiceV):
             return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
         if isinstance(func, BoundMethodV):
@@ -1228,6 +1236,10 @@ class ClassInterpreter:
             return self.construct(func.name, args, kwargs, node, state, frame)
         if isinstance(func, ModeEnumV):
             return CurrentModeV()
+        if isinstance(node.func, cst.Name) and node.func.value[:1].isupper() and isinstance(func, UnknownV):
+            # A class not in the scanned code (a metadata class of another module): its
+            # keywords are its fields; positional arguments are not mapped to fields.
+            return ObjectV(node.func.value, tuple(kwargs.items()), frame.fn.loc(node))
         return self._unknown_call(node, func, frame, None)
 
     def _unknown_call(self, node: cst.Call, func: Value, frame: Frame, reason: str | None) -> Value:
@@ -1505,16 +1517,17 @@ class ClassInterpreter:
     ) -> Value:
         fields = self.ctx.dataclass_fields(cls_name) or ()
         values: list[tuple[str, Value]] = []
+        group = frame.fn.loc(node)
         positional_nodes = [a for a in node.args if a.keyword is None]
         for index, value in enumerate(args):
             if index < len(fields):
                 values.append((fields[index], value))
-                self.bind(fields[index], value, positional_nodes[index], "positional", state, frame)
+                self.bind(fields[index], value, positional_nodes[index], "positional", state, frame, group=group)
         for key, value in kwargs.items():
             values.append((key, value))
             keyword_node = next(a for a in node.args if a.keyword is not None and a.keyword.value == key)
-            self.bind(key, value, keyword_node, "keyword", state, frame)
-        return ObjectV(cls_name, tuple(values))
+            self.bind(key, value, keyword_node, "keyword", state, frame, group=group)
+        return ObjectV(cls_name, tuple(values), group)
 
     def inline(
         self,

@@ -123,6 +123,7 @@ class ObjectV:
 
     cls: str
     fields: tuple[tuple[str, Value], ...]
+    origin: Loc | None = None  # where it was constructed: the group its fields belong to
 
     def get(self, name: str) -> Value | None:
         for k, v in self.fields:
@@ -132,7 +133,7 @@ class ObjectV:
 
     def with_field(self, name: str, value: Value) -> ObjectV:
         rest = tuple((k, v) for k, v in self.fields if k != name)
-        return ObjectV(self.cls, (*rest, (name, value)))
+        return ObjectV(self.cls, (*rest, (name, value)), self.origin)
 
 
 @node

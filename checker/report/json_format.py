@@ -7,6 +7,7 @@ from typing import Any
 
 from idxcheck import __version__
 from idxcheck.findings import Finding, ScanResult
+from idxcheck.report.context import Report, as_report
 
 SCHEMA_VERSION = "1"
 
@@ -47,9 +48,11 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     return out
 
 
-def to_dict(result: ScanResult) -> dict[str, Any]:
+def to_dict(result: ScanResult | Report) -> dict[str, Any]:
+    report = as_report(result)
+    result = report.result
     stats = result.stats
-    return {
+    doc: dict[str, Any] = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "idxcheck", "version": __version__},
         "findings": [finding_to_dict(f) for f in result.findings],
@@ -80,8 +83,23 @@ def to_dict(result: ScanResult) -> dict[str, Any]:
             "seconds": stats.seconds,
         },
         "mode_model": result.mode_model_source,
+        # Added with the reporting policy (suppressions, baselines); absent keys read as empty.
+        "suppressed": [
+            {
+                "code": finding.code,
+                "path": finding.span.path,
+                "line": finding.span.line,
+                "fingerprint": finding.fingerprint,
+                "comment_line": comment.line,
+                "reason": comment.reason,
+            }
+            for finding, comment in report.suppressed
+        ],
+        "baselined": len(report.baselined),
+        "exit_code": report.exit_code,
     }
+    return doc
 
 
-def render(result: ScanResult) -> str:
+def render(result: ScanResult | Report) -> str:
     return json.dumps(to_dict(result), indent=2, sort_keys=False) + "\n"

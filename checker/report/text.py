@@ -1,55 +1,159 @@
-"""The text report: `path:line:col: CODE message`, then the counterexample and what it rests
-on, one finding after another, and a summary line."""
+"""The text report: `path:line:col: CODE message`, the counterexample, a code frame with a
+caret under the expression to fix (ruff/rustc style), what the finding rests on, and a summary.
+Colour only when asked (the CLI asks when stdout is a terminal); `--statistics` replaces the
+list with a table of findings per rule and forward mode."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from idxcheck.findings import Finding, ScanResult
-from idxcheck.verdicts import Verdict
+from idxcheck.report.context import Report, SourceCache, as_report, plural
+from idxcheck.report.frames import frame
 
 
-def render_finding(finding: Finding, explain: bool = False) -> str:
+class Style:
+    """ANSI styling, or none. Kept to a few roles so that the plain output is the same text."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def severity(self, severity: str, text: str) -> str:
+        return self._wrap("1;31" if severity == "error" else "1;33", text)
+
+    def gutter(self, text: str) -> str:
+        return self._wrap("1;34", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def good(self, text: str) -> str:
+        return self._wrap("1;32", text)
+
+
+def render_frame(finding: Finding, sources: SourceCache, style: Style) -> list[str]:
+    found = frame(finding.span, sources)
+    if found is None:
+        return []
+    width = len(str(found.number))
+    pad = " " * width
+    caret = " " * found.start + "^" * (found.end - found.start)
+    return [
+        style.gutter(f"{pad} |"),
+        style.gutter(f"{found.number} |") + (f" {found.text}" if found.text else ""),
+        style.gutter(f"{pad} |") + " " + style.severity(finding.severity, caret),
+        style.gutter(f"{pad} |"),
+    ]
+
+
+def render_finding(
+    finding: Finding,
+    explain: bool = False,
+    *,
+    sources: SourceCache | None = None,
+    style: Style | None = None,
+    suffix: str = "",
+) -> str:
+    style = style or Style(False)
     span = finding.span
-    lines = [f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"]
-    cex = f"  counterexample: {finding.counterexample_text}"
+    header = (
+        style.bold(f"{span.path}:{span.line}:{span.column + 1}:")
+        + " "
+        + style.severity(finding.severity, finding.code)
+        + f" {finding.message}{suffix}"
+    )
+    lines = [header]
     details = []
     if finding.needs_text:
         details.append(f"needs {finding.needs_text}")
     for text, value in finding.conditions:
         details.append(f"with `{text}` {'true' if value else 'false'}")
-    if details:
-        cex += f" ({'; '.join(details)})"
-    lines.append(cex)
+    if finding.counterexample_text or details:
+        cex = f"  counterexample: {finding.counterexample_text}"
+        if details:
+            cex += f" ({'; '.join(details)})"
+        lines.append(cex)
+    if sources is not None:
+        lines.extend(render_frame(finding, sources, style))
     for related in finding.related:
         where = f"{related.span.path}:{related.span.line}: " if related.span else ""
-        lines.append(f"  {where}{related.message}")
+        lines.append(f"  {style.dim(where)}{related.message}")
     if explain:
         lines.extend(f"  explain: {line}" for line in finding.explain)
     if finding.confirmation:
         c = finding.confirmation
-        lines.append(f"  confirmation: {c.get('status')}: {c.get('reason', '')}")
+        status = str(c.get("status"))
+        label = style.severity("error", status) if status == "confirmed" else style.bold(status)
+        lines.append(f"  confirmation: {label}: {c.get('reason', '')}")
     return "\n".join(lines)
 
 
-def render(result: ScanResult, explain: bool = False, strict: bool = False) -> str:
-    out: list[str] = [render_finding(f, explain) for f in result.findings]
+def statistics_table(findings: list[Finding]) -> list[str]:
+    """Findings per rule (rows) and forward mode (columns)."""
+    if not findings:
+        return []
+    modes = sorted({f.mode or "-" for f in findings})
+    counts = Counter((f.code, f.mode or "-") for f in findings)
+    names = {f.code: f.name for f in findings}
+    header = ["code", "name", *modes, "total"]
+    rows = [
+        [code, names[code], *(str(counts[(code, m)]) for m in modes), str(sum(counts[(code, m)] for m in modes))]
+        for code in sorted(names)
+    ]
+    totals = ["", "total", *(str(sum(counts[(c, m)] for c in names)) for m in modes), str(len(findings))]
+    table = [header, *rows, totals]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table]
+
+
+def render(
+    result: ScanResult | Report,
+    explain: bool = False,
+    strict: bool = False,
+    *,
+    color: bool = False,
+    statistics: bool = False,
+    frames: bool = True,
+) -> str:
+    report = as_report(result)
+    strict = strict or report.strict
+    style = Style(color)
+    sources = report.sources if frames else None
+    out: list[str] = []
+    if statistics:
+        out.extend(statistics_table(report.findings))
+    else:
+        out.extend(render_finding(f, explain, sources=sources, style=style) for f in report.findings)
     if strict:
-        for note in result.notes:
-            if note.verdict == Verdict.UNKNOWN:
-                out.append(
-                    f"{note.span.path}:{note.span.line}:{note.span.column + 1}: {note.code} "
-                    f"UNKNOWN in {note.mode}: {note.reason}"
-                )
-    for error in result.errors:
-        out.append(f"{error.path}: error: {error.message}")
-    stats = result.stats
-    count = len(result.findings)
+        for path, line, column, code, mode, reason in report.unknown_notes():
+            out.append(f"{path}:{line}:{column + 1}: {code} UNKNOWN in {mode}: {reason}")
+    for error in report.result.errors:
+        out.append(f"{error.path}: {style.severity('error', 'error')}: {error.message}")
+    stats = report.result.stats
+    count = len(report.findings)
+    extra = [
+        plural(len(report.result.errors), "error") if report.result.errors else "",
+        f"{len(report.suppressed)} suppressed" if report.suppressed else "",
+        f"{len(report.baselined)} baselined" if report.baselined else "",
+        f"{len(report.ignored)} ignored by per-file-ignores" if report.ignored else "",
+        f"{report.stale_baseline} baseline entries matched nothing" if report.stale_baseline else "",
+    ]
+    headline = f"Found {plural(count, 'finding')}" if count else "No findings"
+    if report.baseline_used and count:
+        headline = f"Found {plural(count, 'new finding')}"
     summary = (
-        f"{'Found ' + str(count) + ' finding' + ('s' if count != 1 else '') if count else 'No findings'}"
+        f"{headline}"
         f" ({stats.files} files, {stats.parsed} parsed, {stats.sites} sites, "
         f"{stats.obligations} obligations: {stats.proved} proved, {stats.refuted} refuted, "
         f"{stats.unknown} unknown, {stats.unsupported} unsupported"
-        f"{', ' + str(len(result.errors)) + ' errors' if result.errors else ''}) "
+        f"{''.join(', ' + e for e in extra if e)}) "
         f"in {stats.seconds:.2f}s"
     )
-    out.append(summary)
+    out.append(style.severity("error", summary) if count else style.good(summary))
     return "\n".join(out) + "\n"

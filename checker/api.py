@@ -1,0 +1,146 @@
+"""The library API: what the CLI runs, usable from Python.
+
+    from idxcheck.api import scan
+    from idxcheck.config import Config
+
+    outcome = scan(["python/sglang"], Config())
+    for finding in outcome.result.findings: ...
+
+`scan` wraps the engine (`idxcheck.engine`): discovery with the configuration file's rooted
+excludes, a progress callback, then the reporting policy: `per-file-ignores` and suppression
+comments (`idxcheck.suppressions`), whose bare and unused comments become findings of their own.
+Baselines and `--diff-base` are in `idxcheck.baseline`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from idxcheck import suppressions
+from idxcheck.catalog import known_codes
+from idxcheck.config import Config
+from idxcheck.discover import Candidate, DiscoveryError, discover
+from idxcheck.engine import LoadedTree, load_tree, scan_tree
+from idxcheck.findings import FileError, Finding, ScanResult
+from idxcheck.pathmatch import path_matches, relative_posix
+from idxcheck.profile import load_profile
+
+# progress(done, total): called as the scan advances, from the thread that called `scan`.
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    finding: Finding
+    comment: suppressions.Suppression
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A scan with the reporting policy applied.
+
+    `result.findings` are the findings to report (suppression meta findings included);
+    `suppressed` and `ignored` (by `per-file-ignores`) are what the policy took out."""
+
+    result: ScanResult
+    suppressed: tuple[Suppressed, ...]
+    ignored: tuple[Finding, ...]
+    files: tuple[str, ...]  # every file walked, as displayed
+
+
+def discover_files(
+    paths: Sequence[str], config: Config
+) -> tuple[list[Candidate], list[FileError]]:
+    """The files a scan reads: the CLI's excludes (as typed) and the configuration file's
+    (anchored at its folder) both apply."""
+    files: list[Candidate] = []
+    errors: list[FileError] = []
+    for item in discover(paths, config.exclude):
+        if isinstance(item, DiscoveryError):
+            errors.append(FileError(item.path, item.message))
+            continue
+        if config.rooted_exclude:
+            rel = relative_posix(item.path, config.root)
+            if any(path_matches(rel, pattern) for pattern in config.rooted_exclude):
+                continue
+        files.append(item)
+    return files, errors
+
+
+def scan(paths: Sequence[str], config: Config | None = None, progress: Progress | None = None) -> Scan:
+    config = config or Config()
+    started = time.perf_counter()
+    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    candidates, errors = discover_files(paths, config)
+    tree = LoadedTree(errors=list(errors))
+    # The engine has no per-file hook yet: load file by file (the same reading and prefilter as
+    # `engine.load_tree`) and count the analysis of the whole tree as the last step.
+    total = len(candidates) + 1
+    one_file = replace(config, exclude=(), rooted_exclude=())
+    for done, candidate in enumerate(candidates, start=1):
+        part = load_tree([candidate.path], one_file, profile)
+        tree.files.extend(part.files)
+        tree.hits.update(part.hits)
+        tree.errors.extend(part.errors)
+        tree.walked += part.walked
+        if progress is not None:
+            progress(done, total)
+    result = scan_tree(tree, config, profile)
+    if progress is not None:
+        progress(total, total)
+    texts = {source.path: source.text for source in tree.files}
+    outcome = apply_policy(result, config, [c.display for c in candidates], texts)
+    outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
+    return outcome
+
+
+def apply_policy(
+    result: ScanResult,
+    config: Config,
+    files: Sequence[str],
+    texts: dict[str, str] | None = None,
+) -> Scan:
+    """Suppression comments, then `per-file-ignores`, on an engine result.
+
+    `texts`: file contents already in memory (the engine's candidates); other files are read
+    only when they contain the suppression marker."""
+    codes = known_codes()
+    enabled = frozenset(code for code in codes if config.rule_enabled(code))
+    comments = []
+    if suppressions.BARE_SUPPRESSION.code in enabled or suppressions.UNUSED_SUPPRESSION.code in enabled or result.findings:
+        for path in files:
+            text = (texts or {}).get(path)
+            if text is None:
+                text = _read_if_marked(path)
+            if text is not None:
+                comments.append(suppressions.read_comments(path, text))
+    applied = suppressions.apply(result.findings, comments, enabled=enabled, known=codes)
+    suppressed = [Suppressed(finding, comment) for finding, comment in applied.suppressed]
+    kept: list[Finding] = []
+    ignored: list[Finding] = []
+    for finding in (*applied.kept, *applied.meta):
+        (ignored if _ignored_for_file(finding, config) else kept).append(finding)
+    kept.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
+    result.findings = kept
+    return Scan(result, tuple(suppressed), tuple(ignored), tuple(files))
+
+
+def _ignored_for_file(finding: Finding, config: Config) -> bool:
+    if not config.per_file_ignores:
+        return False
+    rel = relative_posix(finding.span.path, config.root)
+    return any(
+        finding.code in codes and path_matches(rel, glob) for glob, codes in config.per_file_ignores
+    )
+
+
+def _read_if_marked(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None  # the engine already reported it
+    if suppressions.MARKER.encode() not in data.lower():
+        return None
+    return data.decode("utf-8", errors="replace")

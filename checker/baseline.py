@@ -1,0 +1,121 @@
+"""Adopting idxcheck on code that already has findings.
+
+`--write-baseline FILE` records the fingerprints of today's findings; `--baseline FILE` then
+reports only findings that are not in it. Fingerprints name the rule, the function, the mode and
+the normalised claim, not the line, so a baseline survives edits above a finding. Matching counts
+occurrences: two identical findings in the baseline cover two, not three.
+
+`--diff-base REF` needs no file: the same paths are scanned as they were at a git ref (exported
+into a temporary folder), and only findings whose fingerprint is not found there are reported,
+which is what a pull request's lint job wants."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from idxcheck import __version__, gitutil
+from idxcheck.config import Config
+from idxcheck.config_file import common_folder
+from idxcheck.findings import Finding
+from idxcheck.pathmatch import relative_posix
+
+BASELINE_VERSION = "1"
+
+
+class BaselineError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Split:
+    new: tuple[Finding, ...]
+    known: tuple[Finding, ...]  # matched by the baseline (or present at the diff base)
+    stale: int  # baseline entries that matched nothing: fixed since, or the code moved
+
+
+def write_baseline(path: str, findings: Iterable[Finding]) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    entries = [
+        {
+            "fingerprint": f.fingerprint,
+            "code": f.code,
+            "path": relative_posix(f.span.path, folder),
+            "function": f.function,
+            "mode": f.mode,
+            "message": f.message,
+        }
+        for f in findings
+    ]
+    # No line numbers and a stable order: the file changes only when the findings do.
+    entries.sort(key=lambda e: (e["path"], e["code"], e["function"], e["mode"], e["fingerprint"]))
+    doc = {"version": BASELINE_VERSION, "tool": {"name": "idxcheck", "version": __version__}, "findings": entries}
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(doc, indent=2) + "\n")
+
+
+def load_baseline(path: str) -> Counter[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc: Any = json.load(handle)
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        raise BaselineError(f"{path}: not an idxcheck baseline (no findings list)")
+    counts: Counter[str] = Counter()
+    for entry in doc["findings"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            raise BaselineError(f"{path}: a baseline entry without a fingerprint: {entry!r}")
+        counts[entry["fingerprint"]] += 1
+    return counts
+
+
+def split(findings: Sequence[Finding], known: Counter[str]) -> Split:
+    left = Counter(known)
+    new: list[Finding] = []
+    old: list[Finding] = []
+    for finding in findings:
+        if left[finding.fingerprint] > 0:
+            left[finding.fingerprint] -= 1
+            old.append(finding)
+        else:
+            new.append(finding)
+    return Split(tuple(new), tuple(old), sum(left.values()))
+
+
+def findings_at_ref(ref: str, paths: Sequence[str], config: Config) -> Counter[str]:
+    """Fingerprints of what the same scan reports on the files of git `ref`."""
+    from idxcheck.api import scan
+
+    start = common_folder(paths)
+    top = gitutil.toplevel(start)
+    if top is None:
+        raise gitutil.GitError(f"--diff-base needs a git repository; {start} is not in one")
+    commit = gitutil.resolve_commit(top, ref)
+    rels = [os.path.relpath(os.path.realpath(p), top) for p in paths]
+    if any(r.startswith("..") for r in rels):
+        raise gitutil.GitError(f"--diff-base: every scanned path must be inside {top}")
+    present = [r for r in rels if gitutil.exists_at(top, commit, r)]
+    with tempfile.TemporaryDirectory(prefix="idxcheck-base-") as folder:
+        if not present:
+            return Counter()  # the paths are new since the ref: everything is new
+        gitutil.export(top, commit, present, folder)
+
+        def moved(path: str | None) -> str | None:
+            if path is None:
+                return None
+            rel = os.path.relpath(os.path.realpath(path), top)
+            return path if rel.startswith("..") else os.path.join(folder, rel)
+
+        # The configuration file's globs are anchored at its folder: anchor them at the
+        # same folder of the exported tree.
+        base_config = replace(config, root=moved(config.root) or config.root)
+        outcome = scan([os.path.join(folder, r) for r in present], base_config)
+        return Counter(f.fingerprint for f in outcome.result.findings)

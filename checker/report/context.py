@@ -1,0 +1,91 @@
+"""What every reporter renders: the scan result, what the reporting policy took out
+(suppressed, baselined), the exit code the run ends with, and the source lines for code frames.
+
+Reporters are pure functions of a `Report` (plus the files they quote), so a golden test can pin
+each format exactly: nothing here reads the clock or the absolute working directory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from idxcheck.findings import Finding, ScanResult
+from idxcheck.suppressions import Suppression
+from idxcheck.verdicts import Verdict
+
+EXIT_DESCRIPTIONS = {
+    0: "clean: no findings",
+    1: "findings, per-file errors, or (with --strict) UNKNOWN verdicts",
+    2: "usage or internal error",
+}
+
+
+class SourceCache:
+    """Source lines of reported files, read once per file (None when unreadable)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    self._lines[path] = handle.read().splitlines()
+            except OSError:
+                self._lines[path] = None
+        return self._lines[path]
+
+    def line(self, path: str, number: int) -> str | None:
+        lines = self.lines(path)
+        if lines is None or not 1 <= number <= len(lines):
+            return None
+        return lines[number - 1]
+
+
+@dataclass(frozen=True)
+class Report:
+    result: ScanResult
+    suppressed: tuple[tuple[Finding, Suppression], ...] = ()
+    baselined: tuple[Finding, ...] = ()
+    ignored: tuple[Finding, ...] = ()  # by per-file-ignores
+    exit_code: int = 0
+    strict: bool = False
+    baseline_used: bool = False  # a baseline or diff base decided which findings are new
+    stale_baseline: int = 0
+    mode_order: tuple[str, ...] = ()  # column order of the backend x mode matrix
+    sources: SourceCache = field(default_factory=SourceCache, compare=False, repr=False)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.result.findings
+
+    def unknown_notes(self) -> list[tuple[str, int, int, str, str, str]]:
+        """UNKNOWN sites (reported under --strict): (path, line, column, code, mode, reason)."""
+        return [
+            (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.reason)
+            for n in self.result.notes
+            if n.verdict == Verdict.UNKNOWN
+        ]
+
+
+def as_report(result: ScanResult | Report) -> Report:
+    return result if isinstance(result, Report) else Report(result)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def summary_counts(report: Report) -> Sequence[tuple[str, int]]:
+    """The counts every format's summary shows, in one order."""
+    stats = report.result.stats
+    return (
+        ("files", stats.files),
+        ("parsed", stats.parsed),
+        ("sites", stats.sites),
+        ("obligations", stats.obligations),
+        ("proved", stats.proved),
+        ("refuted", stats.refuted),
+        ("unknown", stats.unknown),
+        ("unsupported", stats.unsupported),
+    )

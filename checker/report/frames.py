@@ -1,0 +1,43 @@
+"""Code frames: the source line of a span with a caret underline, as ruff and rustc print
+them. Shared by the text, Markdown and HTML reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from idxcheck.report.context import SourceCache
+from idxcheck.spans import Span
+
+
+@dataclass(frozen=True)
+class Frame:
+    number: int
+    text: str  # the source line, tabs expanded
+    start: int  # caret columns in `text`, [start, end)
+    end: int
+
+
+def frame(span: Span, sources: SourceCache) -> Frame | None:
+    line = sources.line(span.path, span.line)
+    if line is None:
+        return None
+    # Columns count characters; expand tabs on the way so that the caret lands under them.
+    before = line[: span.column].expandtabs(8)
+    if span.end_line == span.line and span.end_column > span.column:
+        marked = line[span.column : span.end_column]
+    else:
+        marked = line[span.column :]  # a span running past this line: underline to its end
+    marked = marked.expandtabs(8)
+    text = line.expandtabs(8)
+    start = len(before)
+    end = max(start + 1, start + len(marked.rstrip()))
+    return Frame(span.line, text.rstrip(), start, min(end, max(len(text.rstrip()), start + 1)))
+
+
+def context_lines(span: Span, sources: SourceCache, before: int = 2, after: int = 1) -> list[tuple[int, str]]:
+    lines = sources.lines(span.path)
+    if lines is None:
+        return []
+    first = max(1, span.line - before)
+    last = min(len(lines), max(span.end_line, span.line) + after)
+    return [(n, lines[n - 1].expandtabs(8).rstrip()) for n in range(first, last + 1)]

@@ -1,0 +1,54 @@
+"""GitHub Actions workflow commands: one `::error`/`::warning` annotation per finding, shown
+on the pull request's diff. GitHub shows at most 10 annotations of each kind per step, so a
+workflow also writes the Markdown report (all findings) to `$GITHUB_STEP_SUMMARY`."""
+
+from __future__ import annotations
+
+from idxcheck.findings import Finding, ScanResult
+from idxcheck.report.context import Report, as_report, plural
+
+
+def _data(text: str) -> str:
+    # Escaping of the message part of a workflow command.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    # Property values also end at `,` and `:`.
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(finding: Finding) -> str:
+    span = finding.span
+    props = [f"file={_prop(span.path)}", f"line={span.line}", f"endLine={span.end_line}", f"col={span.column + 1}"]
+    if span.end_line == span.line and span.end_column > span.column:
+        props.append(f"endColumn={span.end_column + 1}")
+    title = f"{finding.code} {finding.name}" + (f" ({finding.mode})" if finding.mode else "")
+    props.append(f"title={_prop(title)}")
+    lines = [finding.message]
+    if finding.counterexample_text:
+        needs = f" (needs {finding.needs_text})" if finding.needs_text else ""
+        lines.append(f"counterexample: {finding.counterexample_text}{needs}")
+    for related in finding.related:
+        where = f"{related.span.path}:{related.span.line}: " if related.span else ""
+        lines.append(f"{where}{related.message}")
+    if finding.confirmation:
+        lines.append(f"confirmation: {finding.confirmation.get('status')}: {finding.confirmation.get('reason', '')}")
+    kind = "error" if finding.severity == "error" else "warning"
+    return f"::{kind} {','.join(props)}::{_data(chr(10).join(lines))}"
+
+
+def render(result: ScanResult | Report) -> str:
+    report = as_report(result)
+    out = [annotation(f) for f in report.findings]
+    for error in report.result.errors:
+        out.append(f"::error file={_prop(error.path)},title=idxcheck::{_data(error.message)}")
+    if report.strict:
+        for path, line, column, code, mode, reason in report.unknown_notes():
+            out.append(
+                f"::error file={_prop(path)},line={line},col={column + 1},"
+                f"title={_prop(code + ' UNKNOWN')}::{_data(f'UNKNOWN in {mode}: {reason}')}"
+            )
+    count = len(report.findings)
+    out.append(f"::notice title=idxcheck::{_data(plural(count, 'finding') if count else 'No findings')}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,193 @@
+"""One self-contained HTML page (no scripts, no external files): the backend x forward-mode
+matrix, each cell coloured by its worst verdict and linking to its findings, then every finding
+with a code frame, its counterexample, the chain it rests on and, after `--confirm`, what the
+runtime replay saw."""
+
+from __future__ import annotations
+
+from html import escape
+
+from idxcheck import __version__
+from idxcheck.findings import Finding, ScanResult
+from idxcheck.report import matrix
+from idxcheck.report.context import Report, as_report, plural, summary_counts
+from idxcheck.report.frames import context_lines
+
+_STYLE = """
+:root { --proved:#d3f0dc; --proved-ink:#116329; --latent:#fff1c2; --latent-ink:#7a5200;
+  --refuted:#ffd7d5; --refuted-ink:#a40e26; --unknown:#e8dcff; --unknown-ink:#5a32a3;
+  --unsupported:#e4e8ee; --unsupported-ink:#424a53; --line:#d0d7de; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color:#1f2328;
+  margin: 0 auto; max-width: 1280px; padding: 24px; background:#fff; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 10px; }
+h3 { font-size: 15px; margin: 0 0 6px; }
+code, pre { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.summary { color:#59636e; margin: 0; }
+table.matrix { border-collapse: collapse; width: 100%; }
+.matrix th, .matrix td { border: 1px solid var(--line); padding: 6px 8px; text-align: center; }
+.matrix thead th { background:#f6f8fa; font-size: 12px; position: sticky; top: 0; }
+.matrix th[scope=row] { text-align: left; font-weight: normal; white-space: nowrap; }
+.matrix td { font-size: 12px; font-weight: 600; min-width: 92px; }
+.matrix td a { color: inherit; }
+td.empty { color:#afb8c1; font-weight: normal; }
+.proved { background: var(--proved); color: var(--proved-ink); }
+.latent { background: var(--latent); color: var(--latent-ink); }
+.refuted { background: var(--refuted); color: var(--refuted-ink); }
+.unknown { background: var(--unknown); color: var(--unknown-ink); }
+.unsupported { background: var(--unsupported); color: var(--unsupported-ink); }
+.legend { display: flex; gap: 14px; margin: 10px 0 0; padding: 0; list-style: none; font-size: 12px; }
+.legend li span { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
+  vertical-align: -2px; margin-right: 4px; border: 1px solid var(--line); }
+.finding { border: 1px solid var(--line); border-left: 6px solid var(--refuted-ink);
+  border-radius: 6px; padding: 12px 16px; margin: 0 0 14px; }
+.finding.latent { border-left-color: var(--latent-ink); }
+.finding:target { box-shadow: 0 0 0 3px #0969da55; }
+.loc { color:#59636e; margin: 0 0 6px; }
+.message { margin: 0 0 8px; }
+pre.frame { background:#f6f8fa; border-radius: 6px; padding: 8px 0; margin: 8px 0; overflow-x: auto; }
+pre.frame span.ln { display: inline-block; width: 4.5em; padding-right: 10px; text-align: right;
+  color:#8c959f; user-select: none; }
+pre.frame .hit { background:#fff8c5; display: inline-block; min-width: 100%; }
+pre.frame mark { background: var(--refuted); color: var(--refuted-ink); border-bottom: 2px solid var(--refuted-ink); }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; margin: 8px 0 0; }
+dt { color:#59636e; } dd { margin: 0; }
+.badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 11.5px; font-weight: 600; }
+ul.plain { margin: 0; padding-left: 18px; }
+footer { color:#8c959f; font-size: 12px; margin-top: 30px; }
+"""
+
+
+def _frame(finding: Finding, report: Report) -> str:
+    lines = context_lines(finding.span, report.sources)
+    if not lines:
+        return ""
+    span = finding.span
+    out = []
+    for number, text in lines:
+        gutter = f'<span class="ln">{number}</span>'
+        if number == span.line:
+            end = span.end_column if span.end_line == span.line and span.end_column > span.column else len(text)
+            marked = (
+                escape(text[: span.column])
+                + "<mark>"
+                + escape(text[span.column : end])
+                + "</mark>"
+                + escape(text[end:])
+            )
+            out.append(f'<span class="hit">{gutter}{marked}</span>')
+        else:
+            out.append(f"{gutter}{escape(text)}")
+    return '<pre class="frame">' + "\n".join(out) + "</pre>"
+
+
+def _finding(index: int, finding: Finding, report: Report) -> str:
+    kind = "refuted" if finding.severity == "error" else "latent"
+    span = finding.span
+    mode = f' <span class="badge {kind}">{escape(finding.mode)}</span>' if finding.mode else ""
+    where = f"<code>{escape(span.path)}:{span.line}:{span.column + 1}</code>"
+    if finding.function:
+        where += f" in <code>{escape(finding.function)}</code>"
+    rows = []
+    if finding.counterexample_text:
+        rows.append(("counterexample", f"<code>{escape(finding.counterexample_text)}</code>"))
+    if finding.needs_text:
+        rows.append(("needs", f"<code>{escape(finding.needs_text)}</code>"))
+    for text, value in finding.conditions:
+        rows.append(("with", f"<code>{escape(text)}</code> {'true' if value else 'false'}"))
+    if finding.related:
+        items = "".join(
+            "<li>"
+            + (f"<code>{escape(r.span.path)}:{r.span.line}</code> " if r.span else "")
+            + escape(r.message)
+            + "</li>"
+            for r in finding.related
+        )
+        rows.append(("rests on", f'<ul class="plain">{items}</ul>'))
+    if finding.explain:
+        rows.append(("explain", '<ul class="plain">' + "".join(f"<li>{escape(e)}</li>" for e in finding.explain) + "</ul>"))
+    if finding.confirmation:
+        c = finding.confirmation
+        status = str(c.get("status"))
+        badge = "refuted" if status == "confirmed" else "unsupported"
+        rows.append(("confirmation", f'<span class="badge {badge}">{escape(status)}</span> {escape(str(c.get("reason", "")))}'))
+    details = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in rows)
+    return (
+        f'<article class="finding {kind}" id="f-{index}">'
+        f"<h3>{index}. {escape(finding.code)} {escape(finding.name)}{mode}</h3>"
+        f'<p class="loc">{where}</p>'
+        f'<p class="message">{escape(finding.message)}</p>'
+        f"{_frame(finding, report)}"
+        f"<dl>{details}</dl></article>"
+    )
+
+
+def _matrix(report: Report) -> str:
+    grid = matrix.build(report)
+    if not grid.rows:
+        return '<p id="matrix-empty">No attention-backend sites in the scanned files.</p>'
+    head = "".join(f'<th scope="col">{escape(m)}</th>' for m in grid.modes)
+    body = []
+    for row in grid.rows:
+        cells = []
+        for mode in grid.modes:
+            cell = grid.cells.get((row, mode))
+            if cell is None:
+                cells.append('<td class="empty" data-verdict="none" title="no site checked in this mode">&middot;</td>')
+                continue
+            counts = ", ".join(f"{n} {c}" for c, n in sorted(cell.counts.items(), key=lambda kv: matrix.CATEGORIES.index(kv[0])))
+            title = counts + (("; " + "; ".join(cell.reasons)) if cell.reasons else "")
+            if cell.suppressed:
+                title += f"; {cell.suppressed} suppressed"
+            if cell.findings:
+                links = " ".join(f'<a href="#f-{i + 1}">#{i + 1}</a>' for i in cell.findings)
+                label = f"{cell.category}<br>{links}"
+            else:
+                label = cell.category
+            cells.append(
+                f'<td class="{cell.category}" data-verdict="{cell.category}" title="{escape(title)}">{label}</td>'
+            )
+        body.append(
+            f'<tr><th scope="row"><code>{escape(row.path)}</code>:<b>{escape(row.owner)}</b></th>{"".join(cells)}</tr>'
+        )
+    legend = "".join(f'<li><span class="{c}"></span>{c}</li>' for c in matrix.CATEGORIES)
+    return (
+        '<table class="matrix" id="matrix"><thead><tr><th scope="col">backend</th>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+        + f'<ul class="legend">{legend}</ul>'
+    )
+
+
+def render(result: ScanResult | Report) -> str:
+    report = as_report(result)
+    count = len(report.findings)
+    title = plural(count, "finding") if count else "no findings"
+    counts = ", ".join(f"{value} {name}" for name, value in summary_counts(report))
+    extras = []
+    if report.suppressed:
+        extras.append(f"{len(report.suppressed)} suppressed")
+    if report.baselined:
+        extras.append(f"{len(report.baselined)} baselined")
+    findings = "".join(_finding(i, f, report) for i, f in enumerate(report.findings, start=1))
+    errors = ""
+    if report.result.errors:
+        errors = "<h2>Errors</h2><ul>" + "".join(
+            f"<li><code>{escape(e.path)}</code>: {escape(e.message)}</li>" for e in report.result.errors
+        ) + "</ul>"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>idxcheck: {escape(title)}</title><style>{_STYLE}</style></head><body>\n"
+        f"<header><h1>idxcheck: {escape(title)}</h1>"
+        f'<p class="summary">{escape(counts)}{escape("; " + ", ".join(extras)) if extras else ""}. '
+        f"Forward-mode model: {escape(report.result.mode_model_source or 'n/a')}.</p></header>\n"
+        f"<section><h2>Backends &times; forward modes</h2>{_matrix(report)}</section>\n"
+        f'<section id="findings"><h2>Findings</h2>{findings or "<p>None.</p>"}</section>\n'
+        f"{errors}"
+        f"<footer>idxcheck {escape(__version__)}</footer>\n"
+        "</body></html>\n"
+    )

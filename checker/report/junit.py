@@ -1,0 +1,100 @@
+"""JUnit XML, for CI systems other than GitHub (GitLab, Jenkins, Azure, Buildkite read it).
+
+One test suite per backend (`path:Class`), one test case per forward mode checked there, a
+`<failure>` per finding in that cell; findings outside the matrix (suppression comments) and
+per-file errors get suites of their own. A scan with nothing to check still writes one passing
+case, so the CI system sees that the job ran."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from idxcheck.findings import Finding, ScanResult
+from idxcheck.report import matrix
+from idxcheck.report.context import Report, as_report
+
+
+def _failure_text(finding: Finding) -> str:
+    span = finding.span
+    lines = [f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"]
+    if finding.counterexample_text:
+        needs = f" (needs {finding.needs_text})" if finding.needs_text else ""
+        lines.append(f"counterexample: {finding.counterexample_text}{needs}")
+    for related in finding.related:
+        where = f"{related.span.path}:{related.span.line}: " if related.span else ""
+        lines.append(f"{where}{related.message}")
+    if finding.confirmation:
+        lines.append(f"confirmation: {finding.confirmation.get('status')}: {finding.confirmation.get('reason', '')}")
+    return "\n".join(lines)
+
+
+def _failure(case: ET.Element, finding: Finding) -> None:
+    failure = ET.SubElement(case, "failure", message=f"{finding.code} {finding.message}", type=finding.code)
+    failure.text = _failure_text(finding)
+
+
+def to_element(result: ScanResult | Report) -> ET.Element:
+    report = as_report(result)
+    grid = matrix.build(report)
+    root = ET.Element("testsuites", name="idxcheck")
+    suites: list[ET.Element] = []
+    unknown = {(p, c, m) for p, _l, _col, c, m, _r in report.unknown_notes()} if report.strict else set()
+    for row in grid.rows:
+        suite = ET.Element("testsuite", name=row.label)
+        for mode in grid.modes:
+            cell = grid.cells.get((row, mode))
+            if cell is None:
+                continue
+            case = ET.SubElement(suite, "testcase", classname=row.label, name=mode, file=row.path)
+            for index in cell.findings:
+                _failure(case, report.findings[index])
+            if not cell.findings and cell.category in ("unknown", "unsupported"):
+                is_failure = cell.category == "unknown" and any(p == row.path and m == mode for p, _c, m in unknown)
+                if is_failure:
+                    failure = ET.SubElement(case, "failure", message="UNKNOWN: the solver gave up", type="UNKNOWN")
+                    failure.text = "\n".join(cell.reasons)
+                else:
+                    ET.SubElement(case, "system-out").text = f"{cell.category}: " + "; ".join(cell.reasons)
+        suites.append(suite)
+    if grid.loose:
+        suite = ET.Element("testsuite", name="idxcheck comments")
+        for index in grid.loose:
+            finding = report.findings[index]
+            case = ET.SubElement(
+                suite, "testcase", classname="idxcheck comments", name=f"{finding.span.path}:{finding.span.line} {finding.code}", file=finding.span.path
+            )
+            _failure(case, finding)
+        suites.append(suite)
+    if report.result.errors:
+        suite = ET.Element("testsuite", name="idxcheck errors")
+        for error in report.result.errors:
+            case = ET.SubElement(suite, "testcase", classname="idxcheck errors", name=error.path, file=error.path)
+            ET.SubElement(case, "error", message=error.message, type="FileError").text = error.message
+        suites.append(suite)
+    if not suites:
+        suite = ET.Element("testsuite", name="idxcheck")
+        ET.SubElement(suite, "testcase", classname="idxcheck", name="scan")
+        suites.append(suite)
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for suite in suites:
+        cases = suite.findall("testcase")
+        counts = {
+            "tests": len(cases),
+            "failures": sum(1 for c in cases if c.find("failure") is not None),
+            "errors": sum(1 for c in cases if c.find("error") is not None),
+            "skipped": 0,
+        }
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", "0")
+        root.append(suite)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return root
+
+
+def render(result: ScanResult | Report) -> str:
+    element = to_element(result)
+    ET.indent(element)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(element, encoding="unicode") + "\n"

@@ -1,0 +1,265 @@
+"""SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+
+- rule metadata (`tool.driver.rules`) comes from the rule docs, the same text as `idxcheck rule`;
+- `partialFingerprints` carry the finding's line-independent fingerprint (rule, function, mode,
+  normalised claim), numbered among identical ones in the same file, so alerts survive edits
+  above them and reformatting;
+- `relatedLocations` are the finding's related spans, and a `codeFlows` thread flow walks the
+  chain backend site -> runner width -> kernel grid;
+- the counterexample, what it needs, the path conditions, the replay block and the runtime
+  confirmation go in `properties`;
+- suppressed findings appear with an `inSource` suppression, so viewers show them as such;
+- `invocations` record the exit code and the per-file errors.
+
+Positions: libcst gives 1-based lines and 0-based code-point columns with an exclusive end;
+SARIF wants 1-based columns, so both ends shift by one and `columnKind` says code points."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Any
+
+from idxcheck import __version__
+from idxcheck.catalog import RuleInfo, catalogue
+from idxcheck.findings import Finding, Related, ScanResult
+from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
+from idxcheck.spans import Span
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+FINGERPRINT_KEY = "idxcheck/v1"
+# Where a related location sits in the chain the code flow walks.
+_FLOW_STEP = {"binding": 0, "layout": 0, "entry": 0, "runner": 1, "profile": 1, "kernel": 2, "grid": 2}
+_STEP_NAMES = ("backend site", "runner width", "kernel grid")
+
+
+def _uri(path: str) -> dict[str, str]:
+    if os.path.isabs(path):
+        return {"uri": "file://" + path.replace(os.sep, "/")}
+    # Relative to the checkout root, which GitHub and other viewers resolve for %SRCROOT%.
+    return {"uri": path.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(span: Span) -> dict[str, int]:
+    region = {"startLine": span.line, "startColumn": span.column + 1}
+    if span.end_line >= span.line:
+        region["endLine"] = span.end_line
+        if span.end_line > span.line or span.end_column > span.column:
+            region["endColumn"] = span.end_column + 1
+    return region
+
+
+def _physical(span: Span) -> dict[str, Any]:
+    return {"artifactLocation": _uri(span.path), "region": _region(span)}
+
+
+def _rule(info: RuleInfo) -> dict[str, Any]:
+    return {
+        "id": info.code,
+        "name": info.name,
+        "shortDescription": {"text": info.summary},
+        "fullDescription": {"text": info.first_paragraph},
+        "help": {"text": info.doc, "markdown": info.doc},
+        "defaultConfiguration": {"level": _level(info.severity)},
+        "properties": {
+            "tags": ["suppression"] if info.meta else ["correctness", "attention-backend", "cuda-graph"],
+            "precision": "very-high",
+            "problem.severity": "error" if info.severity == "error" else "warning",
+        },
+    }
+
+
+def _level(severity: str) -> str:
+    return "error" if severity == "error" else "warning"
+
+
+def _message(finding: Finding) -> str:
+    text = finding.message
+    if finding.counterexample_text:
+        text += f"\ncounterexample: {finding.counterexample_text}"
+    if finding.needs_text:
+        text += f" (needs {finding.needs_text})"
+    confirmation = finding.confirmation
+    if confirmation:
+        text += f"\nconfirmation: {confirmation.get('status')}: {confirmation.get('reason', '')}"
+    return text
+
+
+def _related_location(index: int, related: Related) -> dict[str, Any]:
+    location: dict[str, Any] = {"id": index, "message": {"text": related.message}}
+    if related.span is not None:
+        location["physicalLocation"] = _physical(related.span)
+    return location
+
+
+def _code_flow(finding: Finding) -> dict[str, Any]:
+    steps: list[tuple[int, str, Span | None, str]] = [(0, "site", finding.span, finding.message)]
+    for related in finding.related:
+        steps.append((_FLOW_STEP.get(related.role, 0), related.role, related.span, related.message))
+    steps.sort(key=lambda s: s[0])  # stable: keeps the finding's own order within a step
+    locations = []
+    for order, (step, role, span, message) in enumerate(steps, start=1):
+        location: dict[str, Any] = {"message": {"text": f"{_STEP_NAMES[step]}: {message}"}}
+        if span is not None:
+            location["physicalLocation"] = _physical(span)
+        locations.append({"location": location, "kinds": [role], "executionOrder": order})
+    return {
+        "message": {"text": "backend site -> runner width -> kernel grid"},
+        "threadFlows": [{"locations": locations}],
+    }
+
+
+def _properties(finding: Finding) -> dict[str, Any]:
+    props: dict[str, Any] = {"severity": finding.severity, "verdict": finding.verdict.name}
+    if finding.mode:
+        props["mode"] = finding.mode
+    if finding.function:
+        props["function"] = finding.function
+    if finding.counterexample:
+        props["counterexample"] = dict(finding.counterexample)
+    if finding.needs_text:
+        props["needs"] = finding.needs_text
+    if finding.conditions:
+        props["conditions"] = [{"condition": t, "value": v} for t, v in finding.conditions]
+    if finding.explain:
+        props["explain"] = list(finding.explain)
+    if finding.replay is not None:
+        props["replay"] = finding.replay
+    if finding.confirmation is not None:
+        props["confirmation"] = finding.confirmation
+    return props
+
+
+def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": finding.code,
+        "level": _level(finding.severity),
+        "message": {"text": _message(finding)},
+        "locations": [
+            {
+                "physicalLocation": _physical(finding.span),
+                **(
+                    {"logicalLocations": [{"fullyQualifiedName": finding.function, "kind": "function"}]}
+                    if finding.function
+                    else {}
+                ),
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: f"{finding.fingerprint}:{occurrence}"},
+        "properties": _properties(finding),
+    }
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    if finding.related:
+        result["relatedLocations"] = [
+            _related_location(i, r) for i, r in enumerate(finding.related, start=1)
+        ]
+    if finding.mode:  # meta findings have no chain to walk
+        result["codeFlows"] = [_code_flow(finding)]
+    return result
+
+
+def _occurrences(findings: list[Finding]) -> list[int]:
+    """Number identical fingerprints in one file in source order, so each result keeps a
+    distinct fingerprint that does not depend on line numbers."""
+    seen: Counter[tuple[str, str]] = Counter()
+    numbers = [0] * len(findings)
+    order = sorted(range(len(findings)), key=lambda i: (findings[i].span.path, findings[i].span.line, findings[i].span.column))
+    for i in order:
+        key = (findings[i].span.path, findings[i].fingerprint)
+        numbers[i] = seen[key]
+        seen[key] += 1
+    return numbers
+
+
+def to_dict(result: ScanResult | Report) -> dict[str, Any]:
+    report = as_report(result)
+    rules = catalogue()
+    rule_index = {info.code: i for i, info in enumerate(rules)}
+    reported = list(report.findings)
+    suppressed = [finding for finding, _ in report.suppressed]
+    everything = reported + suppressed
+    numbers = _occurrences(everything)
+    results = []
+    for i, finding in enumerate(reported):
+        entry = _result(finding, rule_index, numbers[i])
+        if report.baseline_used:
+            entry["baselineState"] = "new"
+        results.append(entry)
+    for j, (finding, comment) in enumerate(report.suppressed):
+        entry = _result(finding, rule_index, numbers[len(reported) + j])
+        entry["suppressions"] = [
+            {
+                "kind": "inSource",
+                "justification": comment.reason or comment.text,
+                "location": {"physicalLocation": _physical(comment.span)},
+            }
+        ]
+        results.append(entry)
+    if report.strict:
+        for path, line, column, code, mode, reason in report.unknown_notes():
+            span = Span(path, line, column, line, column)
+            results.append(
+                {
+                    "ruleId": code,
+                    **({"ruleIndex": rule_index[code]} if code in rule_index else {}),
+                    # The solver could not decide: neither a pass nor a fail (SARIF "open").
+                    "kind": "open",
+                    "level": "none",
+                    "message": {"text": f"UNKNOWN in {mode}: {reason}"},
+                    "locations": [{"physicalLocation": _physical(span)}],
+                    "properties": {"mode": mode, "verdict": "UNKNOWN"},
+                }
+            )
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": error.message},
+            "locations": [{"physicalLocation": {"artifactLocation": _uri(error.path)}}],
+        }
+        for error in report.result.errors
+    ]
+    invocation: dict[str, Any] = {
+        "executionSuccessful": report.exit_code in (0, 1),
+        "exitCode": report.exit_code,
+        "exitCodeDescription": EXIT_DESCRIPTIONS.get(report.exit_code, "unknown"),
+    }
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "idxcheck",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": [_rule(info) for info in rules],
+                    }
+                },
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+                "properties": {
+                    "stats": {
+                        "files": report.result.stats.files,
+                        "sites": report.result.stats.sites,
+                        "obligations": report.result.stats.obligations,
+                        "proved": report.result.stats.proved,
+                        "refuted": report.result.stats.refuted,
+                        "unknown": report.result.stats.unknown,
+                        "unsupported": report.result.stats.unsupported,
+                    },
+                    "modeModel": report.result.mode_model_source,
+                    "baselined": len(report.baselined),
+                },
+            }
+        ],
+    }
+
+
+def render(result: ScanResult | Report) -> str:
+    return json.dumps(to_dict(result), indent=2) + "\n"
