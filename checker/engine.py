@@ -60,6 +60,7 @@ from idxcheck.sym.terms import (
     simplify_formula,
     specialise_formula,
     specialise_term,
+    substitute_width_formula,
     term_leaves,
     untag,
     untag_formula,
@@ -168,7 +169,7 @@ class DataclassIndex:
 
 def find_mode_model(tree: LoadedTree, profile: Profile) -> tuple[ModeModel, list[FileError]]:
     errors: list[FileError] = []
-    fallback = mode_model_from_profile(profile)
+    fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
     for source in tree.files:
         if "class ForwardMode" not in source.text:
             continue
@@ -314,12 +315,15 @@ class Checker:
                             if isinstance(claim, NoClaim):
                                 yield (binding, rule, mode, claim)
                                 continue
-                            assumptions = conj(pc_mode, pair_pc, runner.cond, claim.assumptions)
+                            # The path may test the width the runtime publishes (`if
+                            # spec_info.num_tokens_per_req > 1`): it is this runner's.
+                            path = substitute_width_formula(conj(pc_mode, pair_pc), runner.term)
+                            assumptions = conj(path, runner.cond, claim.assumptions)
                             yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
 
     def _pairings(
         self, partners: Sequence[Binding], mode: str, pc_mode: Formula
-    ) -> list[tuple[Formula, Pairing | None]]:
+    ) -> list[tuple[Formula, Pairing | None]]:  # noqa: C901
         """The index pointers built together with a grid scalar, in one mode."""
         found: list[tuple[Formula, Pairing | None]] = []
         for partner in partners:
@@ -343,7 +347,7 @@ class Checker:
                 elif isinstance(value, UnknownV):
                     pairing = Pairing(Unknown(value.reason), False, partner.name)
                 else:
-                    continue  # a buffer filled elsewhere: nothing known about its segments
+                    pairing = None  # a buffer filled elsewhere: compared with the runtime width
                 found.append((relative_to(specialised, pc_mode), pairing))
         return found or [(TRUE, None)]
 

@@ -52,6 +52,7 @@ class Profile:
     role_suffixes: frozenset[str]
     entry_points: frozenset[str]
     mode_members: tuple[str, ...]
+    mode_members_if_mentioned: dict[str, str]
     mode_predicates: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]]
     prefilter: tuple[str, ...]
     context_symbols: frozenset[str]
@@ -132,6 +133,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         role_suffixes=frozenset(module.ROLE_SUFFIXES),
         entry_points=frozenset(module.ENTRY_POINTS),
         mode_members=tuple(module.MODE_MEMBERS),
+        mode_members_if_mentioned=dict(getattr(module, "MODE_MEMBERS_IF_MENTIONED", {})),
         mode_predicates=dict(module.MODE_PREDICATES),
         prefilter=tuple(module.PREFILTER),
         context_symbols=frozenset(module.CONTEXT_SYMBOLS),

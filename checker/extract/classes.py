@@ -73,11 +73,14 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         collector.run(fn, collector.entry_args(fn))
         for attr, values in collector.self_writes.items():
             written.setdefault(attr, []).extend(values)
+    for name, fn in methods.items():
+        if name != "__init__" and not _writes_self(fn) and _writes_in_place(fn):
+            collector.run(fn, collector.entry_args(fn))
     forward_state: set[str] = set()
     for attr, values in written.items():
         distinct = list(dict.fromkeys(values))
         if len(distinct) == 1 and _resolvable_attribute(distinct[0]):
-            attrs[attr] = distinct[0]
+            attrs[attr] = _unless_refilled(attr, distinct[0], collector.refilled)
         else:
             forward_state.add(attr)
             attrs.pop(attr, None)
@@ -92,6 +95,25 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     facts.bindings = runner.bindings
     facts.errors.extend(runner.errors)
     return facts
+
+
+def _unless_refilled(name: str, value: Value, refilled: set[str]) -> Value:
+    """A preallocated layout that the class also writes in place (a replay refills
+    `cu_seqlens_q[: bs + 1]`) is a buffer: its initial content is not what kernels read."""
+    if isinstance(value, LayoutV) and name in refilled:
+        return BufferV(name, value.entries, value.loc)
+    if isinstance(value, DictV):
+        return DictV(tuple((k, _unless_refilled(k, v, refilled)) for k, v in value.items))
+    if isinstance(value, TupleV):
+        return TupleV(tuple(_unless_refilled(name, v, refilled) for v in value.items))
+    return value
+
+
+_IN_PLACE = re.compile(r"\]\s*=[^=]|\.copy_\(")
+
+
+def _writes_in_place(fn: FunctionSource) -> bool:
+    return bool(_IN_PLACE.search(fn.raw_text()))
 
 
 def analyse_function(fn: FunctionSource, ctx: ScanContext) -> ClassFacts:

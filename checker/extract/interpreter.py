@@ -41,10 +41,11 @@ from idxcheck.extract.values import (
     SelfV,
     StrV,
     TupleV,
+    UnboundV,
     UnknownV,
     Value,
 )
-from idxcheck.profile import Profile
+from idxcheck.profile import ROLE_QO, Profile
 from idxcheck.spans import Loc
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
@@ -96,6 +97,7 @@ TENSOR_IDENTITY_METHODS = frozenset(
         "__getitem__",
     }
 )
+IN_PLACE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "scatter_", "masked_fill_"})
 ARANGE_FUNCTIONS = frozenset({"torch.arange", "np.arange", "numpy.arange", "arange"})
 ALLOC_FUNCTIONS = frozenset(
     {"torch.zeros", "torch.empty", "torch.ones", "np.zeros", "np.empty", "numpy.zeros", "numpy.empty"}
@@ -226,6 +228,9 @@ class ClassInterpreter:
         self.record = record
         self.bindings: list[Binding] = []
         self.self_writes: dict[str, list[Value]] = {}
+        # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
+        # are refilled, whose preallocated content is not what a kernel finally reads.
+        self.refilled: set[str] = set()
         self.errors: list[str] = []
         self._active: list[str] = []
 
@@ -475,12 +480,9 @@ class ClassInterpreter:
         env: dict[str, Value] = {}
         for name in a.env.keys() | b.env.keys():
             va, vb = a.env.get(name), b.env.get(name)
-            if va is None:
-                env[name] = vb  # type: ignore[assignment]
-            elif vb is None:
-                env[name] = va
-            else:
-                env[name] = merge(cond, va, vb)
+            # Not assigned on one side: reading it there raises (NameError, AttributeError).
+            unbound = UnboundV()
+            env[name] = merge(cond, va if va is not None else unbound, vb if vb is not None else unbound)
         joined_pc = pc if (a.pc == a_pc and b.pc == b_pc) else disj(a.pc, b.pc)
         return State(env, joined_pc)
 
@@ -578,6 +580,7 @@ class ClassInterpreter:
             return
         if base_name is None:
             return
+        self.refilled.add(base_name)
         if is_slice:
             # `indptr[1 : bs + 1] = cumsum(lens)` makes `indptr` the layout [0, n, 2n, ...]:
             # the slice write's offset shifts the written layout into the full one.
@@ -1195,6 +1198,11 @@ class ClassInterpreter:
     # -- calls -----------------------------------------------------------------------------
 
     def eval_Call(self, node: cst.Call, state: State, frame: Frame) -> Value:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+            # Whatever the receiver evaluates to, its name is a buffer refilled in place.
+            refilled = _base_name(node.func.value)
+            if refilled is not None:
+                self.refilled.add(refilled)
         func = self.eval(node.func, state, frame)
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
@@ -1206,6 +1214,14 @@ class ClassInterpreter:
                 kwargs[arg.keyword.value] = value
             else:
                 args.append(value)
+                if not isinstance(func, (BoundMethodV, ClassRefV)) or (
+                    isinstance(func, BoundMethodV) and not isinstance(func.receiver, SelfV)
+                ):
+                    # An index pointer handed to a kernel by position: its variable's name
+                    # says what it is, and it pairs with the grid scalars of the call.
+                    name = _base_name(arg.value)
+                    if name is not None and self.profile.role_of(name) == ROLE_QO:
+                        self.bind(name, value, arg.value, "argument", state, frame, group=frame.fn.loc(node))
         return self.call(func, args, kwargs, node, state, frame)
 
     def call(
@@ -1220,7 +1236,9 @@ class ClassInterpreter:
         keyword_nodes = {a.keyword.value: a for a in node.args if a.keyword is not None}
         # Keywords that name a role bind the value, whatever is called (a metadata class, a
         # kernel launcher, dict(...)); a value already bound where it was built dedupes later.
-        if not isinstance(func, ClassRefV):
+        inlined = isinstance(func, BoundMethodV) and isinstance(func.receiver, SelfV) and func.name in self.methods
+        if not isinstance(func, ClassRefV) and not inlined:
+            # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
             for key, value in kwargs.items():
                 self.bind(key, value, keyword_nodes[key], "keyword", state, frame, group=group)
@@ -1281,6 +1299,8 @@ class ClassInterpreter:
             return BoolV(_eval_modes(formula, receiver.name))
         if name == "copy_" and isinstance(node.func, cst.Attribute):
             target_name = _base_name(node.func.value)
+            if target_name is not None:
+                self.refilled.add(target_name)
             source = args[0] if args else UnknownV("copy_ without a source")
             lower, upper = self._receiver_slice(node.func.value, state, frame)
             if target_name is not None:
@@ -1686,17 +1706,18 @@ def merged_self_part(
         alts: list[tuple[Formula, Value]] = []
         for pc, part in exits:
             value = part.get(key, before.get(key))
-            alts.append((pc, value if value is not None else UnknownV(f"`{key}` is not set on every path")))
+            alts.append((pc, value if value is not None else UnboundV()))
         merged[key] = merge_alternatives(alts)
     return merged
 
 
 def iter_choice(value: Value, pc: Formula) -> Iterator[tuple[Formula, Value]]:
-    """The alternatives of `value` with the path condition under which each holds."""
+    """The alternatives of `value` with the path condition under which each holds. A path on
+    which the value was never assigned raises before it gets here: it has no alternative."""
     if isinstance(value, ChoiceV):
         for cond, alt in value.alts:
             yield from iter_choice(alt, conj(pc, cond))
-    else:
+    elif not isinstance(value, UnboundV):
         yield pc, value
 
 

@@ -6,6 +6,7 @@ without DRAFT_EXTEND v1, are modelled as they are); otherwise taken from the pro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from idxcheck.profile import Profile
@@ -83,15 +84,22 @@ def _eval_modes(formula: Formula, member: str) -> Formula:
     return formula
 
 
-def mode_model_from_profile(profile: Profile) -> ModeModel:
+def mode_model_from_profile(profile: Profile, texts: list[str] | None = None) -> ModeModel:
+    """The profile's default model; members of one generation only are kept when one of
+    `texts` (the scanned files) mentions them."""
+    members = tuple(
+        m
+        for m in profile.mode_members
+        if m not in profile.mode_members_if_mentioned
+        or texts is None
+        or any(re.search(profile.mode_members_if_mentioned[m], t) for t in texts)
+    )
     predicates: dict[str, Predicate] = {}
     for name, (always, flagged) in profile.mode_predicates.items():
         parts: list[Formula] = [ModeIs(frozenset(always))]
-        for flag, members in flagged.items():
-            parts.append(conj(Atom(FLAG_PREFIX + flag, flag), ModeIs(frozenset(members))))
+        for flag, flagged_members in flagged.items():
+            parts.append(conj(Atom(FLAG_PREFIX + flag, flag), ModeIs(frozenset(flagged_members))))
         predicates[name] = Predicate(
             name, tuple((flag, False) for flag in flagged), disj(*parts)
         )
-    return ModeModel(
-        "ForwardMode", profile.mode_members, predicates, f"profile {profile.name}"
-    )
+    return ModeModel("ForwardMode", members, predicates, f"profile {profile.name}")

@@ -174,6 +174,12 @@ class UnknownV:
 
 
 @node
+class UnboundV:
+    """A local not assigned on this path: reading it raises NameError, so a path that reads it
+    never reaches what follows."""
+
+
+@node
 class ChoiceV:
     """One of `alts`, depending on which condition holds (the conditions are exclusive)."""
 
@@ -202,6 +208,7 @@ Value = Union[
     BoundMethodV,
     FunctionRefV,
     UnknownV,
+    UnboundV,
     ChoiceV,
 ]
 

@@ -394,33 +394,53 @@ def specialise_term(term: Term, mode: str, memo: dict[int, object] | None = None
     return result
 
 
-def substitute_width(term: Term, width: Term) -> Term:
+def substitute_width(term: Term, width: Term, memo: dict[int, object] | None = None) -> Term:
     """Replace `RuntimeWidth` (what the runtime publishes) by the runner's width term."""
+    memo = {} if memo is None else memo
+    found = memo.get(id(term))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    result: Term
     if isinstance(term, RuntimeWidth):
-        return width
-    if isinstance(term, Tagged):
-        return Tagged(substitute_width(term.inner, width), term.loc)
-    if isinstance(term, BinOp):
-        return BinOp(term.op, substitute_width(term.left, width), substitute_width(term.right, width))
-    if isinstance(term, Ite):
-        return Ite(
-            substitute_width_formula(term.cond, width),
-            substitute_width(term.then, width),
-            substitute_width(term.other, width),
+        result = width
+    elif isinstance(term, Tagged):
+        result = Tagged(substitute_width(term.inner, width, memo), term.loc)
+    elif isinstance(term, BinOp):
+        result = BinOp(term.op, substitute_width(term.left, width, memo), substitute_width(term.right, width, memo))
+    elif isinstance(term, Ite):
+        result = Ite(
+            substitute_width_formula(term.cond, width, memo),
+            substitute_width(term.then, width, memo),
+            substitute_width(term.other, width, memo),
         )
-    return term
+    else:
+        result = term
+    memo[id(term)] = result
+    return result
 
 
-def substitute_width_formula(formula: Formula, width: Term) -> Formula:
+def substitute_width_formula(formula: Formula, width: Term, memo: dict[int, object] | None = None) -> Formula:
+    memo = {} if memo is None else memo
+    found = memo.get(id(formula))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    result: Formula
     if isinstance(formula, Cmp):
-        return Cmp(formula.op, substitute_width(formula.left, width), substitute_width(formula.right, width))
-    if isinstance(formula, And):
-        return And(tuple(substitute_width_formula(a, width) for a in formula.args))
-    if isinstance(formula, Or):
-        return Or(tuple(substitute_width_formula(a, width) for a in formula.args))
-    if isinstance(formula, Not):
-        return Not(substitute_width_formula(formula.arg, width))
-    return formula
+        result = cmp(
+            formula.op,
+            substitute_width(formula.left, width, memo),
+            substitute_width(formula.right, width, memo),
+        )
+    elif isinstance(formula, And):
+        result = conj(*(substitute_width_formula(a, width, memo) for a in formula.args))
+    elif isinstance(formula, Or):
+        result = disj(*(substitute_width_formula(a, width, memo) for a in formula.args))
+    elif isinstance(formula, Not):
+        result = neg(substitute_width_formula(formula.arg, width, memo))
+    else:
+        result = formula
+    memo[id(formula)] = result
+    return result
 
 
 def _walk(root: object) -> Iterator[object]:

@@ -164,6 +164,10 @@ ENTRY_PARAMS: dict[str, str] = {
 # Attributes of the forward batch, by kind (as for ENTRY_PARAMS).
 FORWARD_BATCH_ATTRS: dict[str, str] = {
     "forward_mode": "mode",
+    # The mode a relabelled batch really carries: DECODE for a decode batch that
+    # `prepare_mlp_sync_batch` labelled EXTEND, else `forward_mode`. Taken as the mode itself:
+    # the two differ only for EXTEND, which has no fixed width to compare with.
+    "logical_forward_mode": "mode",
     "batch_size": "bs",
     "spec_info": "runtime",
     "seq_lens": "tensor_bs",
@@ -231,6 +235,12 @@ MODE_MEMBERS: tuple[str, ...] = (
     "SPLIT_PREFILL",
     "DLLM_EXTEND",
 )
+# Members of one SGLang generation only: when the default model is used (the scanned files hold
+# no ForwardMode), such a member is part of it only if the scanned files mention it, so that a
+# 0.5.23 backend is not checked in a mode its release does not have.
+MODE_MEMBERS_IF_MENTIONED: dict[str, str] = {
+    "DRAFT_EXTEND": r"ForwardMode\.DRAFT_EXTEND\b(?!_)|\.is_draft_extend\(",
+}
 MODE_PREDICATES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {
     "is_extend": (
         ("EXTEND", "MIXED", "DRAFT_EXTEND", "TARGET_VERIFY", "SPLIT_PREFILL", "DLLM_EXTEND"),
