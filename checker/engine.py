@@ -25,9 +25,9 @@ from idxcheck.extract.classes import (
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.source import Block, SourceError, SourceFile
-from idxcheck.extract.values import LayoutV, RuntimeV, UnknownV, Value
+from idxcheck.extract.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
-from idxcheck.extract.layouts import Pairing, segments
+from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.profile import ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
@@ -346,8 +346,22 @@ class Checker:
                     )
                 elif isinstance(value, UnknownV):
                     pairing = Pairing(Unknown(value.reason), False, partner.name)
+                elif not isinstance(value, (BufferV, NoneV)):
+                    pairing = Pairing(Unknown(f"`{partner.name}` is not an index vector idxcheck models"), False, partner.name)
+                elif isinstance(value, BufferV):
+                    # A buffer filled elsewhere: its length still says how many segments it
+                    # has. One per request: the grid must cover a request (the runtime width).
+                    per_request = buffer_segments_per_request(value)
+                    if per_request is not None and const_value(per_request) == 1:
+                        pairing = None
+                    else:
+                        pairing = Pairing(
+                            Unknown(f"the segments of the buffer `{partner.name}` are filled elsewhere"),
+                            False,
+                            partner.name,
+                        )
                 else:
-                    pairing = None  # a buffer filled elsewhere: compared with the runtime width
+                    pairing = None
                 found.append((relative_to(specialised, pc_mode), pairing))
         return found or [(TRUE, None)]
 

@@ -794,6 +794,10 @@ class ClassInterpreter:
     def attribute(self, base: Value, attr: str, node: cst.CSTNode | None, frame: Frame | None) -> Value:
         if isinstance(base, ChoiceV):
             return map_choice(base, lambda v: self.attribute(v, attr, node, frame))
+        if isinstance(base, UnboundV):
+            return base
+        if isinstance(base, NoneV):
+            return UnknownV(f"attribute `{attr}` of None")
         if isinstance(base, SelfV):
             return self.self_attribute(attr, node, frame)
         if isinstance(base, ConfigV):
@@ -815,7 +819,9 @@ class ClassInterpreter:
             found = base.get(attr)
             if found is not None:
                 return found
-            return BoundMethodV(base, attr)
+            return UnknownV(f"`{base.cls}.{attr}` is not set here")
+        if isinstance(base, BoundMethodV):
+            return UnknownV(f"attribute `{attr}` of a method")
         if isinstance(base, (LayoutV, BufferV, ConstVecV)):
             if attr == "shape":
                 length = _length_of(base)
@@ -1203,7 +1209,7 @@ class ClassInterpreter:
             refilled = _base_name(node.func.value)
             if refilled is not None:
                 self.refilled.add(refilled)
-        func = self.eval(node.func, state, frame)
+        func = self._callee(node.func, state, frame)
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
         for arg in node.args:
@@ -1223,6 +1229,17 @@ class ClassInterpreter:
                     if name is not None and self.profile.role_of(name) == ROLE_QO:
                         self.bind(name, value, arg.value, "argument", state, frame, group=frame.fn.loc(node))
         return self.call(func, args, kwargs, node, state, frame)
+
+    def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
+        """What is called: a method of an object built here is a method, not a missing field."""
+        if isinstance(func, cst.Attribute):
+            base = self.eval(func.value, state, frame)
+            if isinstance(base, ObjectV) and base.get(func.attr.value) is None:
+                return BoundMethodV(base, func.attr.value)
+            if isinstance(base, SelfV) and SELF_PREFIX + func.attr.value in state.env:
+                return self._reading(state.env[SELF_PREFIX + func.attr.value], func, frame)
+            return self.attribute(base, func.attr.value, func, frame)
+        return self.eval(func, state, frame)
 
     def call(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from idxcheck.extract.values import LayoutV
+from idxcheck.extract.values import BufferV, LayoutV
 from idxcheck.sym import poly
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Term, binop
@@ -58,3 +58,17 @@ class Pairing:
     segment: Term
     per_request: bool
     text: str
+
+
+def buffer_segments_per_request(value: BufferV) -> Term | None:
+    """Segments per request of an index-pointer buffer of known length (`buf[: bs + 1]`)."""
+    if value.length is None:
+        return None
+    count = poly.to_poly(binop("-", value.length, Const(1)))
+    if count is None:
+        return None
+    for batch in BATCH_SYMBOLS:
+        factor = poly.exact_div(count, {(batch,): 1})
+        if factor is not None and batch not in poly.symbols(factor):
+            return poly.to_term(factor)
+    return None

@@ -192,7 +192,7 @@ class Solver:
         self.rlimit = rlimit
 
     def _new(self, translator: _Translator, parts: Sequence[Formula]) -> z3.Solver:
-        solver = z3.SolverFor("QF_NIA")
+        solver = z3.Solver()
         solver.set("rlimit", self.rlimit)
         solver.set("random_seed", 0)
         for part in parts:
