@@ -49,6 +49,7 @@ from idxcheck.sym.terms import (
     Tagged,
     Term,
     Unknown,
+    Const,
     conj,
     const_value,
     disj,
@@ -346,7 +347,10 @@ class Checker:
                     )
                 elif isinstance(value, UnknownV):
                     pairing = Pairing(Unknown(value.reason), False, partner.name)
-                elif not isinstance(value, (BufferV, NoneV)):
+                elif isinstance(value, NoneV):
+                    # No index pointer handed over: the kernel takes one row per entry.
+                    pairing = Pairing(Const(1), False, f"{partner.name}=None")
+                elif not isinstance(value, BufferV):
                     pairing = Pairing(Unknown(f"`{partner.name}` is not an index vector idxcheck models"), False, partner.name)
                 elif isinstance(value, BufferV):
                     # A buffer filled elsewhere: its length still says how many segments it

@@ -1,0 +1,1 @@
+"""Benchmarks of idxcheck against real SGLang trees (downloaded from PyPI at run time)."""
