@@ -49,9 +49,7 @@ class Scan:
     files: tuple[str, ...]  # every file walked, as displayed
 
 
-def discover_files(
-    paths: Sequence[str], config: Config
-) -> tuple[list[Candidate], list[FileError]]:
+def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate], list[FileError]]:
     """The files a scan reads: the CLI's excludes (as typed) and the configuration file's
     (anchored at its folder) both apply."""
     files: list[Candidate] = []
@@ -68,10 +66,14 @@ def discover_files(
     return files, errors
 
 
-def scan(paths: Sequence[str], config: Config | None = None, progress: Progress | None = None) -> Scan:
+def scan(
+    paths: Sequence[str], config: Config | None = None, progress: Progress | None = None
+) -> Scan:
     config = config or Config()
     started = time.perf_counter()
-    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    profile = load_profile(
+        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
+    )
     candidates, errors = discover_files(paths, config)
     tree = LoadedTree(errors=list(errors))
     # The engine has no per-file hook yet: load file by file (the same reading and prefilter as
@@ -108,7 +110,11 @@ def apply_policy(
     codes = known_codes()
     enabled = frozenset(code for code in codes if config.rule_enabled(code))
     comments = []
-    if suppressions.BARE_SUPPRESSION.code in enabled or suppressions.UNUSED_SUPPRESSION.code in enabled or result.findings:
+    if (
+        suppressions.BARE_SUPPRESSION.code in enabled
+        or suppressions.UNUSED_SUPPRESSION.code in enabled
+        or result.findings
+    ):
         for path in files:
             text = (texts or {}).get(path)
             if text is None:

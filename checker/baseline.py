@@ -54,7 +54,11 @@ def write_baseline(path: str, findings: Iterable[Finding]) -> None:
     ]
     # No line numbers and a stable order: the file changes only when the findings do.
     entries.sort(key=lambda e: (e["path"], e["code"], e["function"], e["mode"], e["fingerprint"]))
-    doc = {"version": BASELINE_VERSION, "tool": {"name": "idxcheck", "version": __version__}, "findings": entries}
+    doc = {
+        "version": BASELINE_VERSION,
+        "tool": {"name": "idxcheck", "version": __version__},
+        "findings": entries,
+    }
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(doc, indent=2) + "\n")
 

@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import IO, Any, NoReturn
 
 import click
-
 from idxcheck import __version__
 
 EXIT_CLEAN = 0
@@ -39,7 +38,8 @@ class _Group(click.Group):
                 traceback.print_exc()
             else:
                 click.echo(
-                    f"idxcheck: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                    f"idxcheck: internal error: {type(exc).__name__}: {exc} "
+                    "(run with --debug for the traceback)",
                     err=True,
                 )
             ctx.exit(EXIT_ERROR)
@@ -67,9 +67,13 @@ def parse_formats(specs: tuple[str, ...], output: str | None) -> list[tuple[str,
         name, sep, path = spec.partition("=")
         name = name.strip().lower()
         if name not in FORMATS:
-            raise click.BadParameter(f"unknown format {name!r}; choose from {', '.join(FORMATS)}", param_hint="--format")
+            raise click.BadParameter(
+                f"unknown format {name!r}; choose from {', '.join(FORMATS)}", param_hint="--format"
+            )
         if sep and not path:
-            raise click.BadParameter(f"{spec!r}: a file name must follow '='", param_hint="--format")
+            raise click.BadParameter(
+                f"{spec!r}: a file name must follow '='", param_hint="--format"
+            )
         outputs.append((name, path or None))
     bare = [name for name, path in outputs if path is None]
     if len(bare) > 1:
@@ -80,7 +84,9 @@ def parse_formats(specs: tuple[str, ...], output: str | None) -> list[tuple[str,
         )
     if output is not None:
         if not bare:
-            raise click.BadParameter("-o names the file of the format given without '=PATH'", param_hint="-o")
+            raise click.BadParameter(
+                "-o names the file of the format given without '=PATH'", param_hint="-o"
+            )
         outputs = [(name, output if path is None else path) for name, path in outputs]
     return outputs
 
@@ -143,7 +149,9 @@ def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     known = known_codes()
     for code in codes:
         if code not in known:
-            raise click.BadParameter(f"unknown rule code {code!r} (see `idxcheck rules`)", param_hint=option)
+            raise click.BadParameter(
+                f"unknown rule code {code!r} (see `idxcheck rules`)", param_hint=option
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,29 +169,103 @@ def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     "FORMAT=FILE writes to FILE; at most one format goes to stdout.  [default: text]",
 )
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the format given without =FILE to this file."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the format given without =FILE to this file.",
 )
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Read this TOML file instead of searching for [tool.idxcheck].")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Read this TOML file instead of searching for [tool.idxcheck].",
+)
 @click.option("--isolated", is_flag=True, help="Ignore configuration files.")
 @click.option("--select", multiple=True, metavar="CODE", help="Only these rules (repeatable).")
 @click.option("--ignore", multiple=True, metavar="CODE", help="Skip these rules (repeatable).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this glob (repeatable).")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this glob (repeatable)."
+)
 @click.option("--profile", default=None, help="Project profile.  [default: sglang]")
-@click.option("--domain", multiple=True, metavar="EXPR", help="Extra domain constraint, e.g. 'speculative_eagle_topk == 1'.")
-@click.option("--rlimit", type=click.IntRange(min=1), default=None, help="Solver resource limit per query (deterministic).")
-@click.option("--strict/--no-strict", default=None, help="Also fail on UNKNOWN verdicts (solver gave up).")
+@click.option(
+    "--domain",
+    multiple=True,
+    metavar="EXPR",
+    help="Extra domain constraint, e.g. 'speculative_eagle_topk == 1'.",
+)
+@click.option(
+    "--rlimit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Solver resource limit per query (deterministic).",
+)
+@click.option(
+    "--strict/--no-strict", default=None, help="Also fail on UNKNOWN verdicts (solver gave up)."
+)
 @click.option("--explain", is_flag=True, help="Show the chain behind each finding.")
-@click.option("--statistics", is_flag=True, help="Text report: count findings per rule and forward mode instead of listing them.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the text report.")
-@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), help="Report only findings not recorded in this baseline file.")
-@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), help="Record the current findings in this baseline file.")
-@click.option("--diff-base", metavar="REF", help="Report only findings not present when the same paths are scanned at git REF.")
-@click.option("--changed-only", is_flag=True, help="PATHS are changed files: scan the whole project, report findings that touch them.")
-@click.option("--confirm", is_flag=True, help="Replay each finding's counterexample on a Triton kernel (needs the runtime extra).")
-@click.option("--kernel", metavar="MODULE:FUNCTION", help="With --confirm: replay with this kernel instead of ours.")
-@click.option("--kernel-adapter", type=click.Choice(["sglang", "idxcheck"]), default=None, help="With --kernel: its calling convention (guessed when omitted).")
-@click.option("--emit-test", "emit_test", type=click.Path(file_okay=False), help="With --confirm: write a regression test per confirmed finding here.")
-@click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:N]", help="With --confirm: where to replay.")
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Text report: count findings per rule and forward mode instead of listing them.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text report.",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Report only findings not recorded in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Record the current findings in this baseline file.",
+)
+@click.option(
+    "--diff-base",
+    metavar="REF",
+    help="Report only findings not present when the same paths are scanned at git REF.",
+)
+@click.option(
+    "--changed-only",
+    is_flag=True,
+    help="PATHS are changed files: scan the whole project, report findings that touch them.",
+)
+@click.option(
+    "--confirm",
+    is_flag=True,
+    help="Replay each finding's counterexample on a Triton kernel (needs the runtime extra).",
+)
+@click.option(
+    "--kernel",
+    metavar="MODULE:FUNCTION",
+    help="With --confirm: replay with this kernel instead of ours.",
+)
+@click.option(
+    "--kernel-adapter",
+    type=click.Choice(["sglang", "idxcheck"]),
+    default=None,
+    help="With --kernel: its calling convention (guessed when omitted).",
+)
+@click.option(
+    "--emit-test",
+    "emit_test",
+    type=click.Path(file_okay=False),
+    help="With --confirm: write a regression test per confirmed finding here.",
+)
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    metavar="auto|cpu|cuda[:N]",
+    help="With --confirm: where to replay.",
+)
 @click.pass_context
 def scan(
     ctx: click.Context,
@@ -214,7 +296,13 @@ def scan(
 ) -> None:
     """Scan files and folders (never imports or runs them)."""
     from idxcheck import api, baseline, changed, gitutil
-    from idxcheck.config_file import ConfigError, Overrides, build_config, find_config, load_config_file
+    from idxcheck.config_file import (
+        ConfigError,
+        Overrides,
+        build_config,
+        find_config,
+        load_config_file,
+    )
     from idxcheck.report.context import Report
     from idxcheck.sym.parse import ConstraintError
     from idxcheck.verdicts import Verdict
@@ -250,14 +338,19 @@ def scan(
             outcome = api.scan(scan_paths, config, progress=progress)
         result = outcome.result
         if changed_files is not None:
-            result.findings = [f for f in result.findings if changed_files.touches(f, result.mode_model_source)]
+            result.findings = [
+                f for f in result.findings if changed_files.touches(f, result.mode_model_source)
+            ]
             result.errors = [e for e in result.errors if changed_files.holds_error(e)]
         baselined: list[Any] = []
         stale = 0
         baseline_used = False
         if write_baseline_path:
             baseline.write_baseline(write_baseline_path, result.findings)
-            click.echo(f"idxcheck: wrote {len(result.findings)} findings to {write_baseline_path}", err=True)
+            click.echo(
+                f"idxcheck: wrote {len(result.findings)} findings to {write_baseline_path}",
+                err=True,
+            )
             baselined, result.findings = list(result.findings), []
             baseline_used = True
         if baseline_path:
@@ -266,7 +359,9 @@ def scan(
             baselined.extend(split.known)
             baseline_used = True
         if diff_base:
-            split = baseline.split(result.findings, baseline.findings_at_ref(diff_base, scan_paths, config))
+            split = baseline.split(
+                result.findings, baseline.findings_at_ref(diff_base, scan_paths, config)
+            )
             result.findings = list(split.new)
             baselined.extend(split.known)
             baseline_used = True
@@ -281,7 +376,8 @@ def scan(
         with progress_bar("confirming", 1) as progress:
             doc = confirm_document(to_dict(result), options, progress)
         result.findings = [
-            replace(f, confirmation=d.get("confirmation")) for f, d in zip(result.findings, doc["findings"], strict=True)
+            replace(f, confirmation=d.get("confirmation"))
+            for f, d in zip(result.findings, doc["findings"], strict=True)
         ]
 
     failed = (
@@ -305,7 +401,9 @@ def scan(
     )
     for name, path in outputs:
         stream = sys.stdout
-        colored = name == "text" and (use_color(color, stream) if path is None else color == "always")
+        colored = name == "text" and (
+            use_color(color, stream) if path is None else color == "always"
+        )
         rendered = render(name, report, explain=explain, statistics=statistics, color=colored)
         if path is None:
             click.echo(rendered, nl=False, color=colored)
@@ -314,7 +412,9 @@ def scan(
     ctx.exit(exit_code)
 
 
-def render(name: str, report: Any, *, explain: bool = False, statistics: bool = False, color: bool = False) -> str:
+def render(
+    name: str, report: Any, *, explain: bool = False, statistics: bool = False, color: bool = False
+) -> str:
     from idxcheck.report import github, html, json_format, junit, markdown, sarif, text
 
     if name == "text":
@@ -335,14 +435,46 @@ def render(name: str, report: Any, *, explain: bool = False, statistics: bool = 
 
 
 @main.command("confirm")
-@click.argument("findings_file", metavar="FINDINGS.json", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Write here instead of back to FINDINGS.json ('-': stdout).")
-@click.option("--kernel", metavar="MODULE:FUNCTION", help="Replay with this kernel instead of ours.")
-@click.option("--kernel-adapter", type=click.Choice(["sglang", "idxcheck"]), default=None, help="The kernel's calling convention (guessed when omitted).")
-@click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:N]", help="Where to replay.")
-@click.option("--emit-test", "emit_test", type=click.Path(file_okay=False), help="Write a regression test per confirmed finding here.")
-@click.option("--no-probe", is_flag=True, help="Skip the coverage probe (which row was computed as what).")
-@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None, help="Replay dtype.")
+@click.argument(
+    "findings_file", metavar="FINDINGS.json", type=click.Path(dir_okay=False, allow_dash=True)
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write here instead of back to FINDINGS.json ('-': stdout).",
+)
+@click.option(
+    "--kernel", metavar="MODULE:FUNCTION", help="Replay with this kernel instead of ours."
+)
+@click.option(
+    "--kernel-adapter",
+    type=click.Choice(["sglang", "idxcheck"]),
+    default=None,
+    help="The kernel's calling convention (guessed when omitted).",
+)
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    metavar="auto|cpu|cuda[:N]",
+    help="Where to replay.",
+)
+@click.option(
+    "--emit-test",
+    "emit_test",
+    type=click.Path(file_okay=False),
+    help="Write a regression test per confirmed finding here.",
+)
+@click.option(
+    "--no-probe", is_flag=True, help="Skip the coverage probe (which row was computed as what)."
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["float32", "float16", "bfloat16"]),
+    default=None,
+    help="Replay dtype.",
+)
 def confirm_command(
     findings_file: str,
     output: str | None,
@@ -382,7 +514,9 @@ def confirm_command(
     else:
         _write(target, rendered)
     counts = tally(out)
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing to replay"
+    summary = (
+        ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing to replay"
+    )
     click.echo(f"idxcheck confirm: {summary}", err=True)
     sys.exit(EXIT_FINDINGS if counts.get("confirmed") else EXIT_CLEAN)
 
@@ -405,7 +539,13 @@ def rule(code: str) -> None:
 
 
 @main.command()
-@click.option("--format", "output_format", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
 def rules(output_format: str) -> None:
     """List the rules (markdown: the README's table)."""
     from idxcheck.catalog import catalogue, markdown_table
@@ -415,7 +555,13 @@ def rules(output_format: str) -> None:
         return
     if output_format == "json":
         doc = [
-            {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary, "doc": r.doc}
+            {
+                "code": r.code,
+                "name": r.name,
+                "severity": r.severity,
+                "summary": r.summary,
+                "doc": r.doc,
+            }
             for r in catalogue()
         ]
         click.echo(json.dumps(doc, indent=2))

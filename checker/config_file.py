@@ -177,7 +177,8 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
         for glob, value in table.items():
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(
-                    f"{where}: per-file-ignores.{glob!r} must be a list of rule codes, got {value!r}"
+                    f"{where}: per-file-ignores.{glob!r} must be a list of rule codes, "
+                    f"got {value!r}"
                 )
             pairs.append((str(glob), rule_codes(f"per-file-ignores.{glob!r}", value)))
         settings["per_file_ignores"] = tuple(pairs)
@@ -191,7 +192,7 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
             isinstance(k, str) and isinstance(v, str) for k, v in table.items()
         ):
             raise ConfigError(
-                f"{where}: widths must be a table of MODE = \"width expression\", got {table!r}"
+                f'{where}: widths must be a table of MODE = "width expression", got {table!r}'
             )
         settings["widths"] = tuple(sorted(table.items()))
     if "rlimit" in section:
@@ -203,10 +204,10 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
         if not isinstance(section["strict"], bool):
             raise ConfigError(f"{where}: strict must be true or false, got {section['strict']!r}")
         settings["strict"] = section["strict"]
-    settings = {k: v for k, v in settings.items() if v is not None}
-    settings = FileSettings(path=path, root=os.path.dirname(os.path.abspath(path)), **settings)
-    _check_profile(settings, where)
-    return settings
+    given = {k: v for k, v in settings.items() if v is not None}
+    parsed = FileSettings(path=path, root=os.path.dirname(os.path.abspath(path)), **given)
+    _check_profile(parsed, where)
+    return parsed
 
 
 def _check_profile(settings: FileSettings, where: str) -> None:

@@ -41,7 +41,10 @@ def confirm_document(
     targets = [i for i, f in enumerate(findings) if isinstance(f, dict) and is_replayable(f)]
     emitted = 0
     for done, index in enumerate(targets, start=1):
-        single = {**{k: v for k, v in out.items() if k != "findings"}, "findings": [findings[index]]}
+        single = {
+            **{k: v for k, v in out.items() if k != "findings"},
+            "findings": [findings[index]],
+        }
         with tempfile.TemporaryDirectory(prefix="idxcheck-emit-") as scratch:
             confirmed = confirm_findings(
                 single,

@@ -46,7 +46,13 @@ def export(top: str, commit: str, rels: list[str], target: str) -> None:
     specs = [r for r in rels if r not in ("", ".")]
     with tempfile.TemporaryFile() as archive:
         proc = subprocess.run(
-            ["git", "archive", "--format=tar", commit, *(["--", *specs] if specs and len(specs) == len(rels) else [])],
+            [
+                "git",
+                "archive",
+                "--format=tar",
+                commit,
+                *(["--", *specs] if specs and len(specs) == len(rels) else []),
+            ],
             cwd=top,
             stdout=archive,
             stderr=subprocess.PIPE,
@@ -59,4 +65,4 @@ def export(top: str, commit: str, rels: list[str], target: str) -> None:
             if hasattr(tarfile, "data_filter"):
                 tar.extractall(target, filter="data")
             else:  # pragma: no cover - Python before the extraction filters
-                tar.extractall(target)  # noqa: S202 - our own repository's archive
+                tar.extractall(target)

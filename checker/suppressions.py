@@ -237,9 +237,9 @@ def apply(
 
 def _meta(rule: MetaRule, suppression: Suppression, message: str, code: str = "") -> Finding:
     # Line-independent like the rule fingerprints: the rule, the comment and the code it names.
-    digest = hashlib.sha256(
-        "\x1f".join((rule.code, suppression.text, code)).encode()
-    ).hexdigest()[:16]
+    digest = hashlib.sha256("\x1f".join((rule.code, suppression.text, code)).encode()).hexdigest()[
+        :16
+    ]
     return Finding(
         code=rule.code,
         name=rule.name,

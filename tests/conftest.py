@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,3 +18,17 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONHASHSEED", "0")
+
+
+@pytest.fixture(autouse=True)
+def _sarif_files_validate(request: pytest.FixtureRequest) -> Iterator[None]:
+    # Every SARIF file a test leaves in its tmp_path is checked against the official schema,
+    # so no test can produce SARIF that escapes validation.
+    yield
+    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp is None:
+        return
+    from .sarif_check import assert_valid_sarif_file
+
+    for path in sorted(Path(tmp).rglob("*.sarif")):
+        assert_valid_sarif_file(path)

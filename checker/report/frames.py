@@ -34,7 +34,9 @@ def frame(span: Span, sources: SourceCache) -> Frame | None:
     return Frame(span.line, text.rstrip(), start, min(end, max(len(text.rstrip()), start + 1)))
 
 
-def context_lines(span: Span, sources: SourceCache, before: int = 2, after: int = 1) -> list[tuple[int, str]]:
+def context_lines(
+    span: Span, sources: SourceCache, before: int = 2, after: int = 1
+) -> list[tuple[int, str]]:
     lines = sources.lines(span.path)
     if lines is None:
         return []

@@ -20,7 +20,12 @@ def _prop(text: str) -> str:
 
 def annotation(finding: Finding) -> str:
     span = finding.span
-    props = [f"file={_prop(span.path)}", f"line={span.line}", f"endLine={span.end_line}", f"col={span.column + 1}"]
+    props = [
+        f"file={_prop(span.path)}",
+        f"line={span.line}",
+        f"endLine={span.end_line}",
+        f"col={span.column + 1}",
+    ]
     if span.end_line == span.line and span.end_column > span.column:
         props.append(f"endColumn={span.end_column + 1}")
     title = f"{finding.code} {finding.name}" + (f" ({finding.mode})" if finding.mode else "")
@@ -33,7 +38,10 @@ def annotation(finding: Finding) -> str:
         where = f"{related.span.path}:{related.span.line}: " if related.span else ""
         lines.append(f"{where}{related.message}")
     if finding.confirmation:
-        lines.append(f"confirmation: {finding.confirmation.get('status')}: {finding.confirmation.get('reason', '')}")
+        lines.append(
+            f"confirmation: {finding.confirmation.get('status')}: "
+            f"{finding.confirmation.get('reason', '')}"
+        )
     kind = "error" if finding.severity == "error" else "warning"
     return f"::{kind} {','.join(props)}::{_data(chr(10).join(lines))}"
 
@@ -50,5 +58,7 @@ def render(result: ScanResult | Report) -> str:
                 f"title={_prop(code + ' UNKNOWN')}::{_data(f'UNKNOWN in {mode}: {reason}')}"
             )
     count = len(report.findings)
-    out.append(f"::notice title=idxcheck::{_data(plural(count, 'finding') if count else 'No findings')}")
+    out.append(
+        f"::notice title=idxcheck::{_data(plural(count, 'finding') if count else 'No findings')}"
+    )
     return "\n".join(out) + "\n"

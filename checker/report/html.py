@@ -36,24 +36,29 @@ td.empty { color:#afb8c1; font-weight: normal; }
 .refuted { background: var(--refuted); color: var(--refuted-ink); }
 .unknown { background: var(--unknown); color: var(--unknown-ink); }
 .unsupported { background: var(--unsupported); color: var(--unsupported-ink); }
-.legend { display: flex; gap: 14px; margin: 10px 0 0; padding: 0; list-style: none; font-size: 12px; }
+.legend { display: flex; gap: 14px; margin: 10px 0 0;
+  padding: 0; list-style: none; font-size: 12px; }
 .legend li span { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
   vertical-align: -2px; margin-right: 4px; border: 1px solid var(--line); }
 .finding { border: 1px solid var(--line); border-left: 6px solid var(--refuted-ink);
   border-radius: 6px; padding: 12px 16px; margin: 0 0 14px; }
-.finding.latent { border-left-color: var(--latent-ink); }
+.finding.sev-warning { border-left-color: var(--latent-ink); }
 .finding:target { box-shadow: 0 0 0 3px #0969da55; }
 .loc { color:#59636e; margin: 0 0 6px; }
 .message { margin: 0 0 8px; }
-pre.frame { background:#f6f8fa; border-radius: 6px; padding: 8px 0; margin: 8px 0; overflow-x: auto; }
+pre.frame { background:#f6f8fa; border-radius: 6px;
+  padding: 8px 0; margin: 8px 0; overflow-x: auto; }
 pre.frame span.ln { display: inline-block; width: 4.5em; padding-right: 10px; text-align: right;
   color:#8c959f; user-select: none; }
 pre.frame .hit { background:#fff8c5; display: inline-block; min-width: 100%; }
-pre.frame mark { background: var(--refuted); color: var(--refuted-ink); border-bottom: 2px solid var(--refuted-ink); }
+pre.frame mark { background: var(--refuted); color: var(--refuted-ink);
+  border-bottom: 2px solid var(--refuted-ink); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; margin: 8px 0 0; }
 dt { color:#59636e; } dd { margin: 0; }
-.badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 11.5px; font-weight: 600; }
+.badge { display: inline-block; border-radius: 10px;
+  padding: 0 8px; font-size: 11.5px; font-weight: 600; }
 ul.plain { margin: 0; padding-left: 18px; }
+summary { cursor: pointer; color:#59636e; }
 footer { color:#8c959f; font-size: 12px; margin-top: 30px; }
 """
 
@@ -67,7 +72,11 @@ def _frame(finding: Finding, report: Report) -> str:
     for number, text in lines:
         gutter = f'<span class="ln">{number}</span>'
         if number == span.line:
-            end = span.end_column if span.end_line == span.line and span.end_column > span.column else len(text)
+            end = (
+                span.end_column
+                if span.end_line == span.line and span.end_column > span.column
+                else len(text)
+            )
             marked = (
                 escape(text[: span.column])
                 + "<mark>"
@@ -105,15 +114,29 @@ def _finding(index: int, finding: Finding, report: Report) -> str:
         )
         rows.append(("rests on", f'<ul class="plain">{items}</ul>'))
     if finding.explain:
-        rows.append(("explain", '<ul class="plain">' + "".join(f"<li>{escape(e)}</li>" for e in finding.explain) + "</ul>"))
+        rows.append(
+            (
+                "explain",
+                # Path conditions of real code run long: folded until asked for.
+                '<details><summary>the chain, step by step</summary><ul class="plain">'
+                + "".join(f"<li>{escape(e)}</li>" for e in finding.explain)
+                + "</ul></details>",
+            )
+        )
     if finding.confirmation:
         c = finding.confirmation
         status = str(c.get("status"))
         badge = "refuted" if status == "confirmed" else "unsupported"
-        rows.append(("confirmation", f'<span class="badge {badge}">{escape(status)}</span> {escape(str(c.get("reason", "")))}'))
+        rows.append(
+            (
+                "confirmation",
+                f'<span class="badge {badge}">{escape(status)}</span> '
+                + escape(str(c.get("reason", ""))),
+            )
+        )
     details = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return (
-        f'<article class="finding {kind}" id="f-{index}">'
+        f'<article class="finding sev-{escape(finding.severity)}" id="f-{index}">'
         f"<h3>{index}. {escape(finding.code)} {escape(finding.name)}{mode}</h3>"
         f'<p class="loc">{where}</p>'
         f'<p class="message">{escape(finding.message)}</p>'
@@ -133,9 +156,17 @@ def _matrix(report: Report) -> str:
         for mode in grid.modes:
             cell = grid.cells.get((row, mode))
             if cell is None:
-                cells.append('<td class="empty" data-verdict="none" title="no site checked in this mode">&middot;</td>')
+                cells.append(
+                    '<td class="empty" data-verdict="none" '
+                    'title="no site checked in this mode">&middot;</td>'
+                )
                 continue
-            counts = ", ".join(f"{n} {c}" for c, n in sorted(cell.counts.items(), key=lambda kv: matrix.CATEGORIES.index(kv[0])))
+            counts = ", ".join(
+                f"{n} {c}"
+                for c, n in sorted(
+                    cell.counts.items(), key=lambda kv: matrix.CATEGORIES.index(kv[0])
+                )
+            )
             title = counts + (("; " + "; ".join(cell.reasons)) if cell.reasons else "")
             if cell.suppressed:
                 title += f"; {cell.suppressed} suppressed"
@@ -145,10 +176,13 @@ def _matrix(report: Report) -> str:
             else:
                 label = cell.category
             cells.append(
-                f'<td class="{cell.category}" data-verdict="{cell.category}" title="{escape(title)}">{label}</td>'
+                f'<td class="{cell.category}" data-verdict="{cell.category}" '
+                f'title="{escape(title)}">{label}</td>'
             )
         body.append(
-            f'<tr><th scope="row"><code>{escape(row.path)}</code>:<b>{escape(row.owner)}</b></th>{"".join(cells)}</tr>'
+            f'<tr><th scope="row"><code>{escape(row.path)}</code>:<b>{escape(row.owner)}</b></th>'
+            + "".join(cells)
+            + "</tr>"
         )
     legend = "".join(f'<li><span class="{c}"></span>{c}</li>' for c in matrix.CATEGORIES)
     return (
@@ -174,9 +208,14 @@ def render(result: ScanResult | Report) -> str:
     findings = "".join(_finding(i, f, report) for i, f in enumerate(report.findings, start=1))
     errors = ""
     if report.result.errors:
-        errors = "<h2>Errors</h2><ul>" + "".join(
-            f"<li><code>{escape(e.path)}</code>: {escape(e.message)}</li>" for e in report.result.errors
-        ) + "</ul>"
+        errors = (
+            "<h2>Errors</h2><ul>"
+            + "".join(
+                f"<li><code>{escape(e.path)}</code>: {escape(e.message)}</li>"
+                for e in report.result.errors
+            )
+            + "</ul>"
+        )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

@@ -24,12 +24,17 @@ def _failure_text(finding: Finding) -> str:
         where = f"{related.span.path}:{related.span.line}: " if related.span else ""
         lines.append(f"{where}{related.message}")
     if finding.confirmation:
-        lines.append(f"confirmation: {finding.confirmation.get('status')}: {finding.confirmation.get('reason', '')}")
+        lines.append(
+            f"confirmation: {finding.confirmation.get('status')}: "
+            f"{finding.confirmation.get('reason', '')}"
+        )
     return "\n".join(lines)
 
 
 def _failure(case: ET.Element, finding: Finding) -> None:
-    failure = ET.SubElement(case, "failure", message=f"{finding.code} {finding.message}", type=finding.code)
+    failure = ET.SubElement(
+        case, "failure", message=f"{finding.code} {finding.message}", type=finding.code
+    )
     failure.text = _failure_text(finding)
 
 
@@ -38,7 +43,9 @@ def to_element(result: ScanResult | Report) -> ET.Element:
     grid = matrix.build(report)
     root = ET.Element("testsuites", name="idxcheck")
     suites: list[ET.Element] = []
-    unknown = {(p, c, m) for p, _l, _col, c, m, _r in report.unknown_notes()} if report.strict else set()
+    unknown = (
+        {(p, c, m) for p, _l, _col, c, m, _r in report.unknown_notes()} if report.strict else set()
+    )
     for row in grid.rows:
         suite = ET.Element("testsuite", name=row.label)
         for mode in grid.modes:
@@ -49,27 +56,41 @@ def to_element(result: ScanResult | Report) -> ET.Element:
             for index in cell.findings:
                 _failure(case, report.findings[index])
             if not cell.findings and cell.category in ("unknown", "unsupported"):
-                is_failure = cell.category == "unknown" and any(p == row.path and m == mode for p, _c, m in unknown)
+                is_failure = cell.category == "unknown" and any(
+                    p == row.path and m == mode for p, _c, m in unknown
+                )
                 if is_failure:
-                    failure = ET.SubElement(case, "failure", message="UNKNOWN: the solver gave up", type="UNKNOWN")
+                    failure = ET.SubElement(
+                        case, "failure", message="UNKNOWN: the solver gave up", type="UNKNOWN"
+                    )
                     failure.text = "\n".join(cell.reasons)
                 else:
-                    ET.SubElement(case, "system-out").text = f"{cell.category}: " + "; ".join(cell.reasons)
+                    ET.SubElement(case, "system-out").text = f"{cell.category}: " + "; ".join(
+                        cell.reasons
+                    )
         suites.append(suite)
     if grid.loose:
         suite = ET.Element("testsuite", name="idxcheck comments")
         for index in grid.loose:
             finding = report.findings[index]
             case = ET.SubElement(
-                suite, "testcase", classname="idxcheck comments", name=f"{finding.span.path}:{finding.span.line} {finding.code}", file=finding.span.path
+                suite,
+                "testcase",
+                classname="idxcheck comments",
+                name=f"{finding.span.path}:{finding.span.line} {finding.code}",
+                file=finding.span.path,
             )
             _failure(case, finding)
         suites.append(suite)
     if report.result.errors:
         suite = ET.Element("testsuite", name="idxcheck errors")
         for error in report.result.errors:
-            case = ET.SubElement(suite, "testcase", classname="idxcheck errors", name=error.path, file=error.path)
-            ET.SubElement(case, "error", message=error.message, type="FileError").text = error.message
+            case = ET.SubElement(
+                suite, "testcase", classname="idxcheck errors", name=error.path, file=error.path
+            )
+            ET.SubElement(
+                case, "error", message=error.message, type="FileError"
+            ).text = error.message
         suites.append(suite)
     if not suites:
         suite = ET.Element("testsuite", name="idxcheck")
@@ -97,4 +118,6 @@ def to_element(result: ScanResult | Report) -> ET.Element:
 def render(result: ScanResult | Report) -> str:
     element = to_element(result)
     ET.indent(element)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(element, encoding="unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(element, encoding="unicode") + "\n"
+    )

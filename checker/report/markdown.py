@@ -20,7 +20,12 @@ def _anchor(index: int) -> str:
 def _details(index: int, finding: Finding, report: Report) -> list[str]:
     span = finding.span
     title = f"{finding.code} {finding.name}" + (f" in {finding.mode}" if finding.mode else "")
-    out = [f'<a id="{_anchor(index)}"></a>', f"### {index}. {title}", "", f"`{span.path}:{span.line}:{span.column + 1}`"]
+    out = [
+        f'<a id="{_anchor(index)}"></a>',
+        f"### {index}. {title}",
+        "",
+        f"`{span.path}:{span.line}:{span.column + 1}`",
+    ]
     if finding.function:
         out[-1] += f" in `{finding.function}`"
     out += ["", finding.message, ""]
@@ -53,7 +58,11 @@ def render(result: ScanResult | Report) -> str:
     report = as_report(result)
     findings = report.findings
     count = len(findings)
-    heading = plural(count, "new finding" if report.baseline_used else "finding") if count else "no findings"
+    heading = (
+        plural(count, "new finding" if report.baseline_used else "finding")
+        if count
+        else "no findings"
+    )
     out = [f"## idxcheck: {heading}", ""]
     counts = ", ".join(f"{value} {name}" for name, value in summary_counts(report))
     extras = []
@@ -65,12 +74,16 @@ def render(result: ScanResult | Report) -> str:
         extras.append(plural(len(report.result.errors), "error"))
     out += [counts + ("; " + ", ".join(extras) if extras else "") + ".", ""]
     if findings:
-        out += ["| # | location | rule | mode | finding | counterexample |", "|---|---|---|---|---|---|"]
+        out += [
+            "| # | location | rule | mode | finding | counterexample |",
+            "|---|---|---|---|---|---|",
+        ]
         for index, finding in enumerate(findings, start=1):
             span = finding.span
             out.append(
-                f"| [{index}](#{_anchor(index)}) | `{_cell(span.path)}:{span.line}` | {finding.code} {finding.name} "
-                f"| {finding.mode or '-'} | {_cell(finding.message)} | {_cell(finding.counterexample_text) or '-'} |"
+                f"| [{index}](#{_anchor(index)}) | `{_cell(span.path)}:{span.line}` "
+                f"| {finding.code} {finding.name} | {finding.mode or '-'} "
+                f"| {_cell(finding.message)} | {_cell(finding.counterexample_text) or '-'} |"
             )
         out.append("")
         for index, finding in enumerate(findings, start=1):
@@ -81,6 +94,9 @@ def render(result: ScanResult | Report) -> str:
         out.append("")
     if report.strict and report.unknown_notes():
         out += ["### Undecided (UNKNOWN)", ""]
-        out += [f"- `{p}:{line}` {code} in {mode}: {reason}" for p, line, _c, code, mode, reason in report.unknown_notes()]
+        out += [
+            f"- `{p}:{line}` {code} in {mode}: {reason}"
+            for p, line, _c, code, mode, reason in report.unknown_notes()
+        ]
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

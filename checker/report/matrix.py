@@ -77,7 +77,11 @@ def build(report: Report) -> Matrix:
         row = Row(note.span.path, owner_of(note.function))
         cell = _cell(cells, row, note.mode)
         cell.add(category_of(note.verdict, severity.get(note.code, "error")))
-        if note.verdict in (Verdict.UNKNOWN, Verdict.UNSUPPORTED) and note.reason and note.reason not in cell.reasons:
+        if (
+            note.verdict in (Verdict.UNKNOWN, Verdict.UNSUPPORTED)
+            and note.reason
+            and note.reason not in cell.reasons
+        ):
             cell.reasons.append(note.reason)
     loose: list[int] = []
     for index, finding in enumerate(report.findings):

@@ -27,10 +27,20 @@ from idxcheck.findings import Finding, Related, ScanResult
 from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
 from idxcheck.spans import Span
 
-SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 FINGERPRINT_KEY = "idxcheck/v1"
 # Where a related location sits in the chain the code flow walks.
-_FLOW_STEP = {"binding": 0, "layout": 0, "entry": 0, "runner": 1, "profile": 1, "kernel": 2, "grid": 2}
+_FLOW_STEP = {
+    "binding": 0,
+    "layout": 0,
+    "entry": 0,
+    "runner": 1,
+    "profile": 1,
+    "kernel": 2,
+    "grid": 2,
+}
 _STEP_NAMES = ("backend site", "runner width", "kernel grid")
 
 
@@ -63,7 +73,9 @@ def _rule(info: RuleInfo) -> dict[str, Any]:
         "help": {"text": info.doc, "markdown": info.doc},
         "defaultConfiguration": {"level": _level(info.severity)},
         "properties": {
-            "tags": ["suppression"] if info.meta else ["correctness", "attention-backend", "cuda-graph"],
+            "tags": ["suppression"]
+            if info.meta
+            else ["correctness", "attention-backend", "cuda-graph"],
             "precision": "very-high",
             "problem.severity": "error" if info.severity == "error" else "warning",
         },
@@ -140,7 +152,11 @@ def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> di
             {
                 "physicalLocation": _physical(finding.span),
                 **(
-                    {"logicalLocations": [{"fullyQualifiedName": finding.function, "kind": "function"}]}
+                    {
+                        "logicalLocations": [
+                            {"fullyQualifiedName": finding.function, "kind": "function"}
+                        ]
+                    }
                     if finding.function
                     else {}
                 ),
@@ -165,7 +181,10 @@ def _occurrences(findings: list[Finding]) -> list[int]:
     distinct fingerprint that does not depend on line numbers."""
     seen: Counter[tuple[str, str]] = Counter()
     numbers = [0] * len(findings)
-    order = sorted(range(len(findings)), key=lambda i: (findings[i].span.path, findings[i].span.line, findings[i].span.column))
+    order = sorted(
+        range(len(findings)),
+        key=lambda i: (findings[i].span.path, findings[i].span.line, findings[i].span.column),
+    )
     for i in order:
         key = (findings[i].span.path, findings[i].fingerprint)
         numbers[i] = seen[key]

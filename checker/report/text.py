@@ -103,13 +103,25 @@ def statistics_table(findings: list[Finding]) -> list[str]:
     names = {f.code: f.name for f in findings}
     header = ["code", "name", *modes, "total"]
     rows = [
-        [code, names[code], *(str(counts[(code, m)]) for m in modes), str(sum(counts[(code, m)] for m in modes))]
+        [
+            code,
+            names[code],
+            *(str(counts[(code, m)]) for m in modes),
+            str(sum(counts[(code, m)] for m in modes)),
+        ]
         for code in sorted(names)
     ]
-    totals = ["", "total", *(str(sum(counts[(c, m)] for c in names)) for m in modes), str(len(findings))]
+    totals = [
+        "",
+        "total",
+        *(str(sum(counts[(c, m)] for c in names)) for m in modes),
+        str(len(findings)),
+    ]
     table = [header, *rows, totals]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table]
+    return [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table
+    ]
 
 
 def render(
@@ -129,7 +141,9 @@ def render(
     if statistics:
         out.extend(statistics_table(report.findings))
     else:
-        out.extend(render_finding(f, explain, sources=sources, style=style) for f in report.findings)
+        out.extend(
+            render_finding(f, explain, sources=sources, style=style) for f in report.findings
+        )
     if strict:
         for path, line, column, code, mode, reason in report.unknown_notes():
             out.append(f"{path}:{line}:{column + 1}: {code} UNKNOWN in {mode}: {reason}")
@@ -142,7 +156,9 @@ def render(
         f"{len(report.suppressed)} suppressed" if report.suppressed else "",
         f"{len(report.baselined)} baselined" if report.baselined else "",
         f"{len(report.ignored)} ignored by per-file-ignores" if report.ignored else "",
-        f"{report.stale_baseline} baseline entries matched nothing" if report.stale_baseline else "",
+        f"{report.stale_baseline} baseline entries matched nothing"
+        if report.stale_baseline
+        else "",
     ]
     headline = f"Found {plural(count, 'finding')}" if count else "No findings"
     if report.baseline_used and count:

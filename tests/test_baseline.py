@@ -1,0 +1,106 @@
+"""Adopting idxcheck on code with findings: a baseline file, and a git diff base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from idxcheck.cli import main
+
+from .gitrepo import Repo
+
+BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
+OTHER_BUG = Path("fixtures/bugs/verify_arange_forms.py").read_text()
+FIX = Path("fixtures/correct/eagle_full_fix.py").read_text()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def reported(*args: str) -> tuple[int, list[tuple[str, str, int]]]:
+    code, out, err = run("scan", "--format", "json", *args)
+    assert code in (0, 1), err
+    doc = json.loads(out)
+    return code, [(Path(f["path"]).name, f["code"], f["line"]) for f in doc["findings"]]
+
+
+def test_baseline_reports_only_new_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("src").mkdir()
+    Path("src/backend.py").write_text(BUG)
+    code, out, err = run("scan", "src", "--write-baseline", "idxcheck-baseline.json")
+    assert code == 0, out
+    assert "wrote 2 findings to idxcheck-baseline.json" in err
+    entries = json.loads(Path("idxcheck-baseline.json").read_text())["findings"]
+    assert {e["path"] for e in entries} == {"src/backend.py"}
+    assert all("line" not in e for e in entries)  # a baseline does not churn on line moves
+
+    assert reported("src", "--baseline", "idxcheck-baseline.json") == (0, [])
+    # Lines inserted above the findings: still the same findings.
+    Path("src/backend.py").write_text("import os\nimport sys\n\n" + BUG)
+    assert reported("src", "--baseline", "idxcheck-baseline.json") == (0, [])
+    # A new bug in a new file fails; the old ones stay quiet.
+    Path("src/verify.py").write_text(OTHER_BUG)
+    code, found = reported("src", "--baseline", "idxcheck-baseline.json")
+    assert code == 1
+    assert found and {name for name, _, _ in found} == {"verify.py"}
+    code, out, _ = run("scan", "src", "--baseline", "idxcheck-baseline.json")
+    assert f"Found {len(found)} new findings" in out and "2 baselined" in out
+
+
+def test_fixed_findings_show_as_stale_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("backend.py").write_text(BUG)
+    run("scan", "backend.py", "--write-baseline", "b.json")
+    Path("backend.py").write_text(FIX)
+    code, out, _ = run("scan", "backend.py", "--baseline", "b.json")
+    assert code == 0
+    assert "2 baseline entries matched nothing" in out
+
+
+def test_bad_baseline_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "b.json"
+    bad.write_text("{}")
+    code, _, err = run("scan", "fixtures/bugs", "--baseline", str(bad))
+    assert code == 2 and "not an idxcheck baseline" in err
+
+
+def test_diff_base_reports_what_changed_since_a_ref(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.write("pkg/backend.py", BUG)
+    repo.write("pkg/fixed.py", FIX)
+    base = repo.commit("legacy backend with a known bug")
+    # The pull request: the known bug moves down, the fixed backend regresses, a new file.
+    repo.write("pkg/backend.py", "# moved\n\n" + BUG)
+    repo.write(
+        "pkg/fixed.py",
+        FIX.replace("return self.num_draft_tokens", "return self.speculative_num_steps + 1"),
+    )
+    repo.write("pkg/new_backend.py", OTHER_BUG)
+    repo.commit("regress")
+    monkeypatch.chdir(repo.root)
+    code, everything = reported("pkg")
+    code, new = reported("pkg", "--diff-base", base)
+    assert code == 1
+    names = {name for name, _, _ in new}
+    assert names == {"fixed.py", "new_backend.py"}
+    assert len(new) == len([f for f in everything if f[0] != "backend.py"])
+    # Against itself, nothing is new; from a subfolder with a relative path, the same.
+    assert reported("pkg", "--diff-base", "HEAD") == (0, [])
+    monkeypatch.chdir(repo.root / "pkg")
+    assert {n for n, _, _ in reported(".", "--diff-base", base)[1]} == {
+        "fixed.py",
+        "new_backend.py",
+    }
+    code, _, err = run("scan", ".", "--diff-base", "no-such-ref")
+    assert code == 2 and "not a commit" in err

@@ -1,0 +1,77 @@
+"""`idxcheck scan --changed-only FILE...`: the whole project is checked, and the findings that
+touch a changed file are reported, so a change to what a backend depends on is caught too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from idxcheck.api import scan
+from idxcheck.changed import ChangedFiles
+from idxcheck.cli import main
+from idxcheck.findings import Related
+from idxcheck.spans import Span
+
+from .gitrepo import Repo
+
+BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
+FIX = Path("fixtures/correct/eagle_full_fix.py").read_text()
+MODES = Path("fixtures/runtime/forward_mode.py").read_text()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    repo = Repo(tmp_path / "project")
+    repo.write("srt/model_executor/forward_mode.py", MODES)
+    repo.write("srt/layers/attention/draft_backend.py", BUG)
+    repo.write("srt/layers/attention/fixed_backend.py", FIX)
+    repo.write("srt/utils.py", "def helper():\n    return 1\n")
+    repo.commit("initial")
+    monkeypatch.chdir(repo.root)
+    return repo
+
+
+def changed(*files: str) -> tuple[int, list[str], dict]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(main, ["scan", "--changed-only", "--format", "json", *files])
+    assert result.exit_code in (0, 1), result.output
+    doc = json.loads(result.stdout)
+    return result.exit_code, sorted({f["path"] for f in doc["findings"]}), doc
+
+
+def test_a_changed_backend_reports_its_findings(repo: Repo) -> None:
+    code, paths, doc = changed("srt/layers/attention/draft_backend.py")
+    assert (code, paths) == (1, ["srt/layers/attention/draft_backend.py"])
+    # The scan covered the project, so the enum of the tree was read, not the profile default.
+    assert doc["mode_model"] == "srt/model_executor/forward_mode.py"
+
+
+def test_an_unrelated_change_passes_despite_old_findings(repo: Repo) -> None:
+    assert changed("srt/utils.py")[:2] == (0, [])
+    assert changed("srt/layers/attention/fixed_backend.py")[:2] == (0, [])
+
+
+def test_a_changed_forward_mode_enum_rechecks_every_backend(repo: Repo) -> None:
+    code, paths, _ = changed("srt/model_executor/forward_mode.py")
+    assert (code, paths) == (1, ["srt/layers/attention/draft_backend.py"])
+
+
+def test_from_a_subfolder_paths_stay_as_given(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo.root / "srt" / "layers")
+    code, paths, _ = changed("attention/draft_backend.py")
+    assert code == 1
+    assert [Path(p).resolve() for p in paths] == [
+        repo.root / "srt/layers/attention/draft_backend.py"
+    ]
+
+
+def test_related_locations_in_a_changed_file_count() -> None:
+    finding = scan(["fixtures/bugs/eagle_draft_extend_v2.py"]).result.findings[0]
+    runner = Related(
+        "runner", "lays out num_draft_tokens", Span("fixtures/runtime/forward_mode.py", 3, 0, 3, 5)
+    )
+    with_runner = type(finding)(**{**finding.__dict__, "related": (*finding.related, runner)})
+    files = ChangedFiles(["fixtures/runtime/forward_mode.py"])
+    assert not files.touches(finding)
+    assert files.touches(with_runner)
