@@ -24,6 +24,8 @@ from idxcheck.extract.classes import (
 )
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
+from idxcheck.extract.constraints import TreeConstraint, TreeConstraints, read_constraints
+from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
@@ -69,6 +71,13 @@ from idxcheck.sym.terms import (
 from idxcheck.verdicts import Verdict
 
 MAX_CASES = 64
+# A file holding all of these may state configuration constraints (an argument hook that
+# rejects a combination for one attention backend): it is read for tree facts even when it
+# holds no site.
+TREE_FACT_WORDS = (
+    (b"raise", b"speculative_eagle_topk", b"attention_backend"),
+    (b"register_attention_backend(",),
+)
 REPLAY_DEFAULT_BS = 2
 
 
@@ -112,7 +121,8 @@ def _load_one(item: Candidate, tree: LoadedTree, pattern: re.Pattern[str]) -> No
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
     # The prefilter runs on raw bytes first: most files never get decoded.
-    if not any(word.encode() in data for word in pattern.pattern.replace("\\", "").split("|")):
+    facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
+    if not facts_only and not any(word.encode() in data for word in pattern.pattern.replace("\\", "").split("|")):
         return
     try:
         text_file = SourceFile.from_bytes(item.display, data)
@@ -120,7 +130,7 @@ def _load_one(item: Candidate, tree: LoadedTree, pattern: re.Pattern[str]) -> No
         tree.errors.append(FileError(item.display, str(exc)))
         return
     lines = [text_file.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text_file.text)]
-    if lines:
+    if lines or facts_only:
         tree.files.append(text_file)
         tree.hits[text_file.path] = sorted(set(lines))
 
@@ -203,6 +213,7 @@ class Obligation:
     runner: RunnerWidth
     claim: Claim
     assumptions: Formula
+    constraints: tuple[TreeConstraint, ...] = ()
 
 
 @dataclass
@@ -285,6 +296,7 @@ class Checker:
         self._solver: Any = None
         self._cache: dict[tuple[Formula, Formula], Any] = {}
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
+        self.class_constraints: list[TreeConstraint] = []
 
     @property
     def solver(self) -> Any:
@@ -312,6 +324,8 @@ class Checker:
                 for mode, pc_mode in per_mode:
                     for pair_pc, pair in self._pairings(partners, mode, pc_mode):
                         for runner in self.runtime.for_mode(mode):
+                            if runner.selector is not None and runner.selector not in formula_atoms(pc_mode):
+                                continue
                             claim = rule.claim(_specialise_value(value, mode), runner.term, pair)
                             if isinstance(claim, NoClaim):
                                 yield (binding, rule, mode, claim)
@@ -319,8 +333,15 @@ class Checker:
                             # The path may test the width the runtime publishes (`if
                             # spec_info.num_tokens_per_req > 1`): it is this runner's.
                             path = substitute_width_formula(conj(pc_mode, pair_pc), runner.term)
-                            assumptions = conj(path, runner.cond, claim.assumptions)
-                            yield Obligation(rule, binding, value, mode, runner, claim, assumptions)
+                            assumptions = conj(
+                                path,
+                                runner.cond,
+                                claim.assumptions,
+                                *(c.formula for c in self.class_constraints),
+                            )
+                            yield Obligation(
+                                rule, binding, value, mode, runner, claim, assumptions, tuple(self.class_constraints)
+                            )
 
     def _pairings(
         self, partners: Sequence[Binding], mode: str, pc_mode: Formula
@@ -536,6 +557,7 @@ class FindingBuilder:
         violation = render_formula(neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names)
         explain = (
             f"site: `{site_text}` bound to `{ob.binding.name}` in {ob.binding.function} ({ob.binding.kind})",
+            *(f"tree constraint: {c.text} ({c.span.path}:{c.span.line})" for c in ob.constraints),
             f"path condition in {ob.mode}: {render_formula(specialise_formula(ob.binding.pc, ob.mode), names)}",
             f"runtime width: {width_text} ({ob.runner.source})",
             f"fails whenever: {violation}",
@@ -631,8 +653,12 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
     modes, mode_errors = find_mode_model(tree, profile)
     result.errors.extend(mode_errors)
     result.mode_model_source = modes.source
-    runtime = default_runtime_model(profile)
     dataclasses = DataclassIndex(tree.files)
+    width_defs = width_definitions(tree.files, profile.tree_width_functions)
+    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, result)
+    constraints = read_constraints(
+        tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
+    )
     facts: list[ClassFacts] = []
     for source in tree.files:
         parsed = False
@@ -642,6 +668,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
             dataclasses.resolver(source),
             dict(runtime.phase_widths),
             frozenset(b.name for b in source.blocks if b.kind == "def"),
+            width_defs,
         )
         try:
             for block in source.blocks_containing(tree.hits.get(source.path, [])):
@@ -665,12 +692,54 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
             result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
         if parsed:
             stats.parsed += 1
-    check_facts(facts, config, profile, modes, runtime, result)
+    check_facts(facts, config, profile, modes, runtime, result, constraints)
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
     result.outcomes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict))
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
+
+
+def runtime_model_from_tree(
+    tree: LoadedTree,
+    profile: Profile,
+    modes: ModeModel,
+    dataclasses: DataclassIndex,
+    width_defs: dict[str, Any],
+    result: ScanResult,
+) -> RuntimeModel:
+    """Runner widths read from the scanned tree for the modes it has runners of; the profile's
+    defaults for the other modes."""
+    default = default_runtime_model(profile)
+    read: dict[str, list[RunnerWidth]] = {}
+    for source in tree.files:
+        ctx = ScanContext(
+            profile,
+            modes,
+            dataclasses.resolver(source),
+            dict(default.phase_widths),
+            frozenset(b.name for b in source.blocks if b.kind == "def"),
+            width_defs,
+        )
+        for block in source.blocks:
+            if block.kind != "class" or not is_runner(source, block, profile.runner_width_attrs):
+                continue
+            try:
+                facts = read_runner(source.class_source(block), ctx)
+            except SourceError as exc:
+                result.errors.append(FileError(source.path, str(exc)))
+                continue
+            except RecursionError:
+                result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+                continue
+            result.errors.extend(FileError(path, message) for path, message in facts.errors)
+            for width in facts.widths:
+                if width.mode in modes.members:
+                    read.setdefault(width.mode, []).append(width)
+    widths = dict(default.widths)
+    for mode, found in read.items():
+        widths[mode] = tuple(found)
+    return RuntimeModel(widths, default.phase_widths)
 
 
 def check_facts(
@@ -680,6 +749,7 @@ def check_facts(
     modes: ModeModel,
     runtime: RuntimeModel,
     result: ScanResult,
+    constraints: TreeConstraints | None = None,
 ) -> None:
     checker = Checker(profile, config, modes, runtime)
     builder = FindingBuilder(profile)
@@ -688,6 +758,10 @@ def check_facts(
     outcomes: list[Outcome] = []
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
+        # What the tree itself rejects for this backend (an argument hook's check) narrows
+        # the domain of its obligations.
+        stated = constraints.for_class(class_facts.name, class_facts.bases) if constraints else []
+        checker.class_constraints = stated
         groups: dict[int, list[Binding]] = {}
         for binding in class_facts.bindings:
             if binding.group is not None and binding.role == ROLE_QO:

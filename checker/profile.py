@@ -56,6 +56,10 @@ class Profile:
     mode_predicates: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]]
     prefilter: tuple[str, ...]
     context_symbols: frozenset[str]
+    tree_width_functions: tuple[str, ...]
+    runner_width_attrs: tuple[str, ...]
+    runner_mode_attrs: tuple[str, ...]
+    draft_runner: str
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -137,4 +141,8 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         mode_predicates=dict(module.MODE_PREDICATES),
         prefilter=tuple(module.PREFILTER),
         context_symbols=frozenset(module.CONTEXT_SYMBOLS),
+        tree_width_functions=tuple(module.TREE_WIDTH_FUNCTIONS),
+        runner_width_attrs=tuple(module.RUNNER_WIDTH_ATTRS),
+        runner_mode_attrs=tuple(module.RUNNER_MODE_ATTRS),
+        draft_runner=module.DRAFT_RUNNER,
     )

@@ -23,6 +23,10 @@ class RunnerWidth:
     span: Span | None = None
     from_profile: bool = False
     runner: str = ""  # the runner class, when read from the tree
+    # A condition on the batch (`spec_info is None`) that tells this runner's batches from
+    # another's in the same mode: a site is compared with this runner only when its own path
+    # tests that condition, since otherwise nothing says which runner's batches it sees.
+    selector: str | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class ClassFacts:
     bindings: list[Binding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
+    bases: tuple[str, ...] = ()
 
 
 def _resolvable_attribute(value: Value) -> bool:
@@ -52,7 +53,7 @@ def _resolvable_attribute(value: Value) -> bool:
 
 
 def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
-    facts = ClassFacts(cls.file.path, cls.name)
+    facts = ClassFacts(cls.file.path, cls.name, bases=tuple(cls.base_names()))
     methods = cls.methods
     attrs: dict[str, Value] = {}
 

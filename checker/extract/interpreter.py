@@ -182,6 +182,8 @@ class ScanContext:
     dataclass_fields: Callable[[str], tuple[str, ...] | None]
     phase_widths: dict[str, Term]
     module_functions: frozenset[str] = frozenset()
+    # Definitions of the runtime's width functions found in the scanned tree.
+    width_defs: dict[str, FunctionSource] = field(default_factory=dict)
 
 
 @dataclass
@@ -1177,9 +1179,11 @@ class ClassInterpreter:
             return disj(*(conj(c, self.truth(v, node, frame)) for c, v in value.alts))
         if isinstance(value, (ObjectV, ClassRefV, ModuleV, FunctionRefV, BoundMethodV, SelfV)):
             return TRUE
-        text = _short(frame.fn.code(node))
         if isinstance(value, RuntimeV):
-            return Atom(f"rt:{value.path}", text)
+            # Named by the runtime object, so that the same condition read in a runner and in
+            # a backend is one atom.
+            return Atom(f"rt:{value.path}", value.path)
+        text = _short(frame.fn.code(node))
         return Atom(self._atom_key(text, frame), text)
 
     def to_term(self, value: Value) -> Term:
@@ -1235,6 +1239,8 @@ class ClassInterpreter:
         if isinstance(func, cst.Attribute):
             base = self.eval(func.value, state, frame)
             if isinstance(base, ObjectV) and base.get(func.attr.value) is None:
+                return BoundMethodV(base, func.attr.value)
+            if func.attr.value in self.profile.width_functions and not isinstance(base, UnknownV):
                 return BoundMethodV(base, func.attr.value)
             if isinstance(base, SelfV) and SELF_PREFIX + func.attr.value in state.env:
                 return self._reading(state.env[SELF_PREFIX + func.attr.value], func, frame)
@@ -1295,7 +1301,7 @@ class ClassInterpreter:
     ) -> Value:
         receiver, name = func.receiver, func.name
         if name in self.profile.width_functions:
-            return self.width_function(name, args, kwargs)
+            return self.width_function(name, args, kwargs, receiver, node, state, frame)
         if isinstance(receiver, SelfV):
             fn = self.methods.get(name)
             if fn is not None:
@@ -1365,8 +1371,26 @@ class ClassInterpreter:
             return FALSE
         return Atom(f"value:{value!r}"[:200], "a flag")
 
-    def width_function(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def width_function(
+        self,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        receiver: Value | None = None,
+        node: cst.Call | None = None,
+        state: State | None = None,
+        frame: Frame | None = None,
+    ) -> Value:
+        """A width the runtime computes: interpreted from its definition in the scanned tree
+        when there is one (so backend and runner share its conditions), else the profile's."""
+        definition = self.ctx.width_defs.get(name)
+        if definition is not None and node is not None and state is not None and frame is not None:
+            return self.inline(definition, args, kwargs, node, state, frame, receiver=receiver)
         phase = self.profile.width_functions.get(name)
+        if phase is not None and phase.startswith("arg:"):
+            wanted = phase[len("arg:") :]
+            given = kwargs.get(wanted, args[0] if args else None)
+            return given if isinstance(given, IntV) else UnknownV(f"`{name}` of a width that is not known")
         if phase is None:
             given = kwargs.get("phase")
             if isinstance(given, StrV):
@@ -1464,7 +1488,7 @@ class ClassInterpreter:
         if name in self.profile.config_functions:
             return ConfigV(f"{name}()")
         if name in self.profile.width_functions:
-            return self.width_function(name, args, kwargs)
+            return self.width_function(name, args, kwargs, None, node, state, frame)
         if name == "super":
             return UnknownV("a method of the base class")
         if name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in args):
@@ -1574,18 +1598,21 @@ class ClassInterpreter:
         node: cst.Call,
         state: State,
         frame: Frame,
+        receiver: Value | None = None,
     ) -> Value:
         if fn.qualname in self._active or frame.depth >= MAX_INLINE_DEPTH:
             return UnknownV(f"recursive or too deeply nested call to `{fn.qualname}`")
-        bound = self.bind_params(fn, args, kwargs, state, frame)
+        bound = self.bind_params(fn, args, kwargs, state, frame, receiver)
         if isinstance(bound, UnknownV):
             return bound
         callee = Frame(fn, (*frame.chain, fn.qualname), frame.depth + 1)
-        bound.update(_self_part(state.env))
+        if receiver is None:
+            bound.update(_self_part(state.env))
         value, out_pc = self._run_frame(callee, bound, state.pc)
-        state.env.update(
-            merged_self_part([(relative_to(p, state.pc), part) for p, part in callee.exits], state.env)
-        )
+        if receiver is None and fn.owner == self.class_name:
+            state.env.update(
+                merged_self_part([(relative_to(p, state.pc), part) for p, part in callee.exits], state.env)
+            )
         if out_pc == FALSE:
             state.alive = False
         elif out_pc != state.pc:
@@ -1599,12 +1626,13 @@ class ClassInterpreter:
         kwargs: dict[str, Value],
         state: State,
         frame: Frame,
+        receiver: Value | None = None,
     ) -> dict[str, Value] | UnknownV:
         params = fn.node.params
         positional = [*params.posonly_params, *params.params]
         bound: dict[str, Value] = {}
-        if positional and positional[0].name.value in ("self", "cls"):
-            bound[positional[0].name.value] = SelfV()
+        if positional and positional[0].name.value in ("self", "cls") and fn.owner is not None:
+            bound[positional[0].name.value] = receiver if receiver is not None else SelfV()
             positional = positional[1:]
         if params.star_arg is not None and isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
             if len(args) > len(positional):

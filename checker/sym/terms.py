@@ -242,6 +242,8 @@ def conj(*args: Formula) -> Formula:
             continue
         for part in arg.args if isinstance(arg, And) else (arg,):
             if part not in seen:
+                if neg(part) in seen:
+                    return FALSE  # a and not a
                 seen.add(part)
                 flat.append(part)
     if not flat:

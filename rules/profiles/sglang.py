@@ -124,12 +124,24 @@ PHASE_MODES: dict[str, str] = {
     "target_verify": "TARGET_VERIFY",
 }
 WIDTH_FUNCTIONS: dict[str, str | None] = {
-    # name -> phase (None: read from a `phase=` keyword)
+    # name -> phase (None: read from a `phase=` keyword; "arg:num_draft_tokens": returns that
+    # argument, as the EAGLE-family hooks do)
     "resolve_num_tokens_per_req": None,
     "decode_num_tokens_per_req": "target_verify",
-    "get_num_tokens_per_bs_for_target_verify": "target_verify",
-    "get_num_tokens_per_req_for_target_verify": "target_verify",
+    "get_num_tokens_per_bs_for_target_verify": "arg:num_draft_tokens",
+    "get_num_tokens_per_req_for_target_verify": "arg:num_draft_tokens",
 }
+# Width functions whose definition, when the scanned tree has it, is interpreted instead of
+# the profile's phase width: the backend and the runners then share its conditions.
+TREE_WIDTH_FUNCTIONS = ("resolve_num_tokens_per_req", "decode_num_tokens_per_req")
+
+# Graph runners: the attributes that hold the query tokens per request they capture, and the
+# forward mode they capture in (read from `__init__`).
+RUNNER_WIDTH_ATTRS = ("captured_req_width", "num_tokens_per_bs")
+RUNNER_MODE_ATTRS = ("capture_forward_mode", "forward_mode")
+# Runner classes that run in a draft worker: in DECODE they serve batches that carry a
+# speculative input (`spec_info is not None`), the target's decode runner those that do not.
+DRAFT_RUNNER = r"Draft|Mtp|MTP"
 
 # Attributes of runtime objects that are the per-forward width of the current layout.
 RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
@@ -282,6 +294,10 @@ PREFILTER = (
     "query_start_loc",
     "max_extend_len",
     "max_seq_len_q",
+    "num_tokens_per_bs",
+    "captured_req_width",
+    "def resolve_num_tokens_per_req",
+    "def decode_num_tokens_per_req",
     "max_seqlen_q",
     "max_q_len",
     "class ForwardMode",

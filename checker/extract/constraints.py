@@ -1,0 +1,173 @@
+"""Configuration constraints the scanned tree states itself.
+
+Two forms are recognised:
+
+- a check that rejects a combination for one attention backend, as the argument hooks write it:
+  `if server_args.attention_backend == "trtllm_mha" ...: if server_args.speculative_eagle_topk
+  > 1: raise ValueError(...)` (or `if "trtllm_mha" in attention_backends_of(...)`). With the
+  attention registry (`@register_attention_backend("trtllm_mha")` functions that return
+  `TRTLLMHAAttnBackend(runner)`), it becomes a constraint on the obligations of that backend
+  class and its subclasses;
+- the assignment that forces `speculative_num_draft_tokens = speculative_num_steps + 1` under
+  `speculative_eagle_topk == 1`: the profile states that constraint, and the place the tree
+  states it is cited.
+
+Each constraint keeps the place it was read from, so a finding can cite it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
+from idxcheck.extract.source import FunctionSource, SourceError, SourceFile
+from idxcheck.extract.values import ConfigV
+from idxcheck.spans import Span
+from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
+
+_REGISTER = re.compile(r"@register_attention_backend\(\s*[\"']([A-Za-z0-9_]+)[\"']\s*\)")
+_RETURN_CLASS = re.compile(r"return\s+([A-Z][A-Za-z0-9_]*)\(")
+_FORCED = re.compile(
+    r"speculative_num_draft_tokens\s*=\s*[A-Za-z_.]*speculative_num_steps\s*\+\s*1"
+)
+
+
+@dataclass(frozen=True)
+class TreeConstraint:
+    formula: Formula  # holds for every configuration the tree accepts
+    text: str
+    span: Span
+    backend: str | None = None  # the attention backend name it is about, if any
+
+
+@dataclass
+class TreeConstraints:
+    per_backend: dict[str, list[TreeConstraint]] = field(default_factory=dict)
+    registry: dict[str, set[str]] = field(default_factory=dict)  # backend name -> classes
+    citations: list[TreeConstraint] = field(default_factory=list)
+
+    def for_class(self, name: str, bases: Iterable[str]) -> list[TreeConstraint]:
+        """The constraints on a backend class: those of every backend name whose registered
+        class is it or one of its bases."""
+        lineage = {name, *bases}
+        found: list[TreeConstraint] = []
+        for backend, classes in self.registry.items():
+            if classes & lineage:
+                found.extend(self.per_backend.get(backend, []))
+        return found
+
+
+def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
+    registry: dict[str, set[str]] = {}
+    for source in files:
+        if "register_attention_backend(" not in source.text:
+            continue
+        for block in source.blocks:
+            if block.kind != "def":
+                continue
+            header = "".join(source.lines[block.start_line - 1 : block.header_line])
+            match = _REGISTER.search(header)
+            if not match:
+                continue
+            body = "".join(source.lines[block.header_line - 1 : block.end_line])
+            registry.setdefault(match.group(1), set()).update(_RETURN_CLASS.findall(body))
+    return registry
+
+
+def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConstraints:
+    files = list(files)
+    result = TreeConstraints(registry=read_registry(files))
+    names = set(result.registry)
+    for source in files:
+        if "raise" not in source.text or "speculative" not in source.text:
+            continue
+        forced = _FORCED.search(source.text)
+        if forced:
+            line = source.text.count("\n", 0, forced.start()) + 1
+            result.citations.append(
+                TreeConstraint(
+                    TRUE,
+                    "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
+                    Span(source.path, line, 0, line, 0),
+                )
+            )
+        if not any(f'"{name}"' in source.text for name in names):
+            continue
+        for block in source.blocks:
+            if block.kind != "def":
+                continue
+            text = "".join(source.lines[block.start_line - 1 : block.end_line])
+            if "raise" not in text or not any(f'"{name}"' in text for name in names):
+                continue
+            try:
+                fn = source.function_source(block)
+            except SourceError:
+                continue
+            _read_function(fn, ctx, names, result)
+    return result
+
+
+def _read_function(fn: FunctionSource, ctx: ScanContext, names: set[str], result: TreeConstraints) -> None:
+    interp = ClassInterpreter(ctx, {}, fn.name, record=False)
+    for node in _walk_ifs(fn.node):
+        backend = _backend_named(fn, node.test, names)
+        if backend is None:
+            continue
+        for inner in _walk_ifs(node):
+            if inner is node or not _raises(inner.body):
+                continue
+            formula = _condition(interp, fn, inner.test)
+            if formula is None:
+                continue
+            span = fn.loc(inner).span
+            result.per_backend.setdefault(backend, []).append(
+                TreeConstraint(
+                    neg(formula),
+                    f"{backend} rejects `{' '.join(fn.code(inner.test).split())}`",
+                    span,
+                    backend,
+                )
+            )
+
+
+def _walk_ifs(root: cst.CSTNode) -> list[cst.If]:
+    found: list[cst.If] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            found.append(node)
+
+    root.visit(Visitor())
+    return found
+
+
+def _backend_named(fn: FunctionSource, test: cst.BaseExpression, names: set[str]) -> str | None:
+    code = fn.code(test)
+    if "attention_backend" not in code:
+        return None
+    mentioned = [n for n in names if f'"{n}"' in code or f"'{n}'" in code]
+    return mentioned[0] if len(mentioned) == 1 else None
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Raise) for small in statement.body
+        ):
+            return True
+    return False
+
+
+def _condition(interp: ClassInterpreter, fn: FunctionSource, test: cst.BaseExpression) -> Formula | None:
+    """The rejected condition over configuration symbols, or None when it is not one."""
+    env = {name: ConfigV(name) for name in ("server_args", "cfg", "args", "self")}
+    state = State(dict(env), TRUE)
+    frame = Frame(fn, (fn.qualname,), 0)
+    formula = interp.condition(test, state, frame)
+    if any(isinstance(a, Atom) for a in [formula]) or formula_atoms(formula):
+        return None  # depends on something that is not configuration
+    return formula
