@@ -60,6 +60,8 @@ class Profile:
     runner_width_attrs: tuple[str, ...]
     runner_mode_attrs: tuple[str, ...]
     draft_runner: str
+    compare_draft_decode: bool
+    runner_symbols: dict[str, str]
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -145,4 +147,6 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runner_width_attrs=tuple(module.RUNNER_WIDTH_ATTRS),
         runner_mode_attrs=tuple(module.RUNNER_MODE_ATTRS),
         draft_runner=module.DRAFT_RUNNER,
+        compare_draft_decode=bool(getattr(module, "COMPARE_DRAFT_DECODE", False)),
+        runner_symbols=dict(getattr(module, "RUNNER_SYMBOLS", {})),
     )

@@ -111,9 +111,11 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
         for width_pc, width in iter_choice(attrs[width_attr], TRUE):
             if not isinstance(width, IntV):
                 continue
-            term, params = _free_params(width.term, cls.name)
+            term, params = _free_params(width.term, cls.name, profile.runner_symbols)
             cond = conj(mode_pc, width_pc, *(cmp(">=", Sym(p), Const(0)) for p in params))
             selector = None
+            if mode.name == "DECODE" and draft and not profile.compare_draft_decode:
+                continue
             if mode.name == "DECODE":
                 # Which decode batches this runner serves: the draft worker's carry a
                 # speculative input, the target's do not.
@@ -155,7 +157,7 @@ def _assignment(cls: ClassSource, attr: str) -> tuple[Span, str]:
     return Span(cls.file.path, init.def_line, 0, init.def_line, 0), attr
 
 
-def _free_params(term: Term, owner: str) -> tuple[Term, list[str]]:
+def _free_params(term: Term, owner: str, known: dict[str, str]) -> tuple[Term, list[str]]:
     """A runner width that depends on a constructor argument (the MTP `step`) or on a runtime
     attribute (`eagle_worker.draft_extend_num_front_tokens`) is free over it: each value is a
     runner the backend must serve. A width computed by a call not modelled stays unknown."""
@@ -169,6 +171,8 @@ def _free_params(term: Term, owner: str) -> tuple[Term, list[str]]:
         if isinstance(node, Ite):
             return Ite(node.cond, walk(node.then), walk(node.other))
         if isinstance(node, RuntimeInt):
+            if node.source in known:
+                return Sym(known[node.source])  # a symbol of the domain, constrained there
             if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", node.source):
                 name = f"{owner}.{node.source}"
             elif re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.]*", node.source):

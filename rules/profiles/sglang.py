@@ -51,11 +51,12 @@ DISPLAY: dict[str, str] = {
     "page_size": "page_size",
     "max_bs": "max_bs",
     "head_dim": "head_dim",
+    "num_front_tokens": "num_front_tokens",
 }
 
 # Symbols a counterexample shows only when the failing obligation itself mentions them (they
 # enter through domain constraints such as `bs <= max_bs`).
-CONTEXT_SYMBOLS = ("max_bs", "page_size")
+CONTEXT_SYMBOLS = ("max_bs", "page_size", "num_front_tokens")
 
 # The configuration domain. Each entry is a constraint in Python expression syntax over the
 # symbols above; `implies(a, b)` reads "a -> b". Upper bounds keep the non-linear tree-size
@@ -84,6 +85,13 @@ DOMAIN: tuple[tuple[str, str], ...] = (
     ("dllm_block_size >= 1", "dLLM block size"),
     ("dllm_block_size <= 1024", "explored range"),
     ("page_size >= 1", "page size"),
+    ("num_front_tokens >= 0", "multi-layer EAGLE draft-extend front rows"),
+    (
+        "implies(num_front_tokens > 0, speculative_eagle_topk == 1 and speculative_num_steps > 1)",
+        "the boundary-KV fix widens the draft-extend window only for chain drafts (topk == 1) "
+        "of more than one step (multi_layer_eagle_worker_v2._init_boundary_kv_fix_state)",
+    ),
+    ("implies(num_front_tokens > 0, num_front_tokens >= speculative_num_steps - 1)", "front = num_steps - 1 + conv warm-up"),
 )
 
 # Runtime width per forward mode when the scanned tree has no runner for it: (term, where
@@ -141,7 +149,16 @@ RUNNER_WIDTH_ATTRS = ("captured_req_width", "num_tokens_per_bs")
 RUNNER_MODE_ATTRS = ("capture_forward_mode", "forward_mode")
 # Runner classes that run in a draft worker: in DECODE they serve batches that carry a
 # speculative input (`spec_info is not None`), the target's decode runner those that do not.
+# Draft decode is not compared: its runner lays out topk tokens per request, but backends see
+# each draft branch as a sequence of its own (one query row over bs * topk sequences), and
+# which view a site takes is not written in the code.
 DRAFT_RUNNER = r"Draft|Mtp|MTP"
+COMPARE_DRAFT_DECODE = False
+
+# Runtime attributes a runner adds to its width, as domain symbols.
+RUNNER_SYMBOLS: dict[str, str] = {
+    "eagle_worker.draft_extend_num_front_tokens": "num_front_tokens",
+}
 
 # Attributes of runtime objects that are the per-forward width of the current layout.
 RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
