@@ -1,0 +1,114 @@
+"""`# idxcheck: ignore[CODE] reason`, bare and unused comments, as a user writes them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from idxcheck.cli import main
+from idxcheck.suppressions import read_comments
+
+BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
+STRIDE = "        per_req = self.speculative_num_steps + 1  # expect: IDX001"
+GRID = "                max_extend_len=self.speculative_num_steps + 1,  # expect: IDX002"
+GRID_STATEMENT = "            return ExtendMetadata("
+
+
+def scan_json(path: Path, *extra: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(main, ["scan", str(path), "--format", "json", *extra])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def variant(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    text = BUG
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "backend.py"
+    path.write_text(text)
+    return path
+
+
+def codes(doc: dict) -> list[tuple[str, int]]:  # type: ignore[type-arg]
+    return [(f["code"], f["line"]) for f in doc["findings"]]
+
+
+def test_on_the_flagged_line_and_at_the_statement_start(tmp_path: Path) -> None:
+    _, before = scan_json(variant(tmp_path))
+    assert codes(before) == [("IDX001", 29), ("IDX002", 39)]
+    path = variant(
+        tmp_path,
+        (STRIDE, STRIDE + "  # idxcheck: ignore[IDX001] topk is 1 here"),
+        (GRID_STATEMENT, GRID_STATEMENT + "  # idxcheck: ignore[IDX002, IDX001] same"),
+    )
+    code, doc = scan_json(path)
+    # IDX001 in the second comment suppresses nothing on that statement: reported as unused.
+    assert codes(doc) == [("IDX901", 38)]
+    assert "no IDX001 finding here" in doc["findings"][0]["message"]
+    assert code == 1
+    assert [(s["code"], s["comment_line"], s["reason"]) for s in doc["suppressed"]] == [
+        ("IDX001", 29, "topk is 1 here"),
+        ("IDX002", 38, "same"),
+    ]
+
+
+def test_a_clean_suppression_is_exit_0(tmp_path: Path) -> None:
+    path = variant(
+        tmp_path,
+        (STRIDE, STRIDE + "  # idxcheck: ignore[IDX001] reviewed"),
+        (GRID, GRID + "  # idxcheck: ignore[IDX002] reviewed"),
+    )
+    code, doc = scan_json(path)
+    assert (code, doc["findings"]) == (0, [])
+
+
+def test_a_bare_comment_suppresses_nothing_and_is_reported(tmp_path: Path) -> None:
+    code, doc = scan_json(variant(tmp_path, (STRIDE, STRIDE + "  # idxcheck: ignore")))
+    assert code == 1
+    assert codes(doc) == [("IDX001", 29), ("IDX900", 29), ("IDX002", 39)]
+    _, doc = scan_json(variant(tmp_path, (STRIDE, STRIDE + "  # idxcheck: ignore[]")))
+    assert ("IDX900", 29) in codes(doc)
+
+
+def test_unknown_codes_and_disabled_rules(tmp_path: Path) -> None:
+    path = variant(tmp_path, (STRIDE, STRIDE + "  # idxcheck: ignore[IDX001,IDX077] typo"))
+    _, doc = scan_json(path)
+    assert codes(doc) == [("IDX901", 29), ("IDX002", 39)]
+    assert "IDX077 is not an idxcheck rule code" in doc["findings"][0]["message"]
+    # IDX001 is off: its comment cannot match, and is not called unused.
+    path = variant(tmp_path, (GRID, GRID + "  # idxcheck: ignore[IDX001] only the stride"))
+    _, doc = scan_json(path, "--select", "IDX002", "--select", "IDX901")
+    assert codes(doc) == [("IDX002", 39)]
+    _, doc = scan_json(path, "--ignore", "IDX901")
+    assert codes(doc) == [("IDX001", 29), ("IDX002", 39)]
+
+
+def test_comments_are_tokens_not_text() -> None:
+    text = 'x = "# idxcheck: ignore[IDX001]"\ny = 1  # idxcheck: ignore[IDX002] why\n'
+    comments = read_comments("f.py", text)
+    assert [(s.line, s.codes, s.reason) for s in comments.suppressions] == [(2, ("IDX002",), "why")]
+    assert read_comments("g.py", "z = 1\n").suppressions == ()
+
+
+def test_suppressed_findings_are_in_sarif_as_in_source_suppressions(tmp_path: Path) -> None:
+    path = variant(tmp_path, (STRIDE, STRIDE + "  # idxcheck: ignore[IDX001] reviewed"))
+    target = tmp_path / "out.sarif"
+    CliRunner().invoke(main, ["scan", str(path), "--format", f"sarif={target}"])
+    results = json.loads(target.read_text())["runs"][0]["results"]
+    suppressed = [r for r in results if r.get("suppressions")]
+    assert [r["ruleId"] for r in suppressed] == ["IDX001"]
+    assert suppressed[0]["suppressions"][0] == {
+        "kind": "inSource",
+        "justification": "reviewed",
+        "location": suppressed[0]["suppressions"][0]["location"],
+    }
+    assert [r["ruleId"] for r in results if not r.get("suppressions")] == ["IDX002"]
+
+
+def test_meta_rules_are_documented() -> None:
+    for code in ("IDX900", "IDX901"):
+        result = CliRunner().invoke(main, ["rule", code])
+        assert result.exit_code == 0
+        assert "**Fix.**" in result.output
