@@ -29,6 +29,7 @@ from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
+from idxcheck.engine_cases import lift_formula, lift_term
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.profile import ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
@@ -139,6 +140,28 @@ def _load_one(item: Candidate, tree: LoadedTree, pattern: re.Pattern[str]) -> No
 # Tree-wide facts
 
 
+class ClassIndex:
+    """Classes of the scanned tree by name: the same file first, then a name unique in the tree."""
+
+    def __init__(self, files: Iterable[SourceFile]) -> None:
+        self._blocks: dict[str, list[tuple[SourceFile, Block]]] = {}
+        for source in files:
+            for block in source.blocks:
+                if block.kind == "class":
+                    self._blocks.setdefault(block.name, []).append((source, block))
+
+    def lookup(self, name: str, near: object) -> object:
+        candidates = self._blocks.get(name, [])
+        local = [c for c in candidates if c[0] is near]
+        chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+        if chosen is None:
+            return None
+        try:
+            return chosen[0].class_source(chosen[1])
+        except SourceError:
+            return None
+
+
 class DataclassIndex:
     """Field order of `@dataclass` classes: same file first, then a name unique in the tree."""
 
@@ -225,50 +248,6 @@ class Outcome:
     atoms: dict[str, bool] = field(default_factory=dict)
     needs: dict[str, int] = field(default_factory=dict)
     width_value: int | None = None
-
-
-def lift_term(term: Term, limit: int = MAX_CASES) -> list[tuple[Formula, Term]] | None:
-    """Pull if-then-else out of a term: [(guard, ite-free term)], or None when too many."""
-    if isinstance(term, Tagged):
-        return lift_term(term.inner, limit)
-    if isinstance(term, Ite):
-        then_cases = lift_term(term.then, limit)
-        else_cases = lift_term(term.other, limit)
-        if then_cases is None or else_cases is None:
-            return None
-        cases = [(conj(term.cond, g), t) for g, t in then_cases] + [
-            (conj(neg(term.cond), g), t) for g, t in else_cases
-        ]
-        return cases if len(cases) <= limit else None
-    if isinstance(term, BinOp):
-        left = lift_term(term.left, limit)
-        right = lift_term(term.right, limit)
-        if left is None or right is None or len(left) * len(right) > limit:
-            return None
-        return [(conj(gl, gr), BinOp(term.op, tl, tr)) for gl, tl in left for gr, tr in right]
-    return [(TRUE, term)]
-
-
-def lift_formula(formula: Formula, limit: int = MAX_CASES) -> list[tuple[Formula, Formula]] | None:
-    if isinstance(formula, Cmp):
-        left = lift_term(formula.left, limit)
-        right = lift_term(formula.right, limit)
-        if left is None or right is None or len(left) * len(right) > limit:
-            return None
-        return [(conj(gl, gr), Cmp(formula.op, tl, tr)) for gl, tl in left for gr, tr in right]
-    if isinstance(formula, (And, Or)):
-        cases: list[tuple[Formula, list[Formula]]] = [(TRUE, [])]
-        for arg in formula.args:
-            sub = lift_formula(arg, limit)
-            if sub is None or len(cases) * len(sub) > limit:
-                return None
-            cases = [(conj(g, gs), [*parts, f]) for g, parts in cases for gs, f in sub]
-        build = conj if isinstance(formula, And) else disj
-        return [(g, build(*parts)) for g, parts in cases]
-    if isinstance(formula, Not):
-        sub = lift_formula(formula.arg, limit)
-        return None if sub is None else [(g, neg(f)) for g, f in sub]
-    return [(TRUE, formula)]
 
 
 def _leaves_of_formula(formula: Formula) -> list[Term]:
@@ -654,6 +633,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
     result.errors.extend(mode_errors)
     result.mode_model_source = modes.source
     dataclasses = DataclassIndex(tree.files)
+    classes = ClassIndex(tree.files)
     width_defs = width_definitions(tree.files, profile.tree_width_functions)
     runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, result)
     constraints = read_constraints(
@@ -669,6 +649,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
             dict(runtime.phase_widths),
             frozenset(b.name for b in source.blocks if b.kind == "def"),
             width_defs,
+            classes.lookup,
         )
         try:
             for block in source.blocks_containing(tree.hits.get(source.path, [])):
@@ -767,6 +748,11 @@ def check_facts(
             if binding.group is not None and binding.role == ROLE_QO:
                 groups.setdefault(id(binding.group), []).append(binding)
         for binding in class_facts.bindings:
+            if binding.kind == "argument":
+                # An index pointer passed by position to a function whose parameters are not
+                # known: it pairs with the grid scalars of the call, but its name alone does not
+                # say that it is per-request query layout.
+                continue
             partners = groups.get(id(binding.group), []) if binding.role == ROLE_GRID and binding.group is not None else []
             for item in checker.obligations(binding, partners):
                 if isinstance(item, tuple):

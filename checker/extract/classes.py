@@ -52,20 +52,40 @@ def _resolvable_attribute(value: Value) -> bool:
     return False
 
 
+def inherited(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> tuple[dict[str, FunctionSource], dict[str, FunctionSource], tuple[str, ...]]:
+    """The methods a class has (its own over its bases'), the methods `super()` reaches, and
+    the names of all its bases, following bases found in the scanned tree."""
+    own = dict(cls.methods)
+    from_bases: dict[str, FunctionSource] = {}
+    names: list[str] = []
+    if depth < 6:
+        for base_name in cls.base_names():
+            names.append(base_name)
+            base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
+            if base is None or base is cls:
+                continue
+            base_methods, _, base_names = inherited(base, ctx, depth + 1)
+            names.extend(base_names)
+            for name, fn in base_methods.items():
+                from_bases.setdefault(name, fn)
+    methods = {**from_bases, **own}
+    return methods, from_bases, tuple(dict.fromkeys(names))
+
+
 def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
-    facts = ClassFacts(cls.file.path, cls.name, bases=tuple(cls.base_names()))
-    methods = cls.methods
+    methods, base_methods, bases = inherited(cls, ctx)
+    facts = ClassFacts(cls.file.path, cls.name, bases=bases)
     attrs: dict[str, Value] = {}
 
     init = methods.get("__init__")
     if init is not None:
-        interp = ClassInterpreter(ctx, methods, cls.name, record=False)
+        interp = ClassInterpreter(ctx, methods, cls.name, record=False, base_methods=base_methods)
         interp.run_collecting(init, attrs)
         facts.errors.extend(interp.errors)
 
     # Attributes written outside __init__ are per-forward state, except preallocations written
     # exactly once (in one method, one value), which later methods slice.
-    collector = ClassInterpreter(ctx, methods, cls.name, attrs=attrs, record=False)
+    collector = ClassInterpreter(ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods)
     written: dict[str, list[Value]] = {}
     for name, fn in methods.items():
         if name == "__init__" or not _writes_self(fn):
@@ -86,10 +106,15 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
             forward_state.add(attr)
             attrs.pop(attr, None)
 
-    entries = entry_points(cls, ctx)
+    entries = entry_points(methods, ctx)
     facts.entries = [fn.name for fn in entries]
     runner = ClassInterpreter(
-        ctx, methods, cls.name, attrs=attrs, forward_state_attrs=frozenset(forward_state)
+        ctx,
+        methods,
+        cls.name,
+        attrs=attrs,
+        forward_state_attrs=frozenset(forward_state),
+        base_methods=base_methods,
     )
     for fn in entries:
         runner.run(fn, runner.entry_args(fn))
@@ -133,16 +158,16 @@ def _writes_self(fn: FunctionSource) -> bool:
     return bool(_SELF_WRITE.search(fn.raw_text()))
 
 
-def entry_points(cls: ClassSource, ctx: ScanContext) -> list[FunctionSource]:
+def entry_points(methods: dict[str, FunctionSource], ctx: ScanContext) -> list[FunctionSource]:
     """Methods the runtime calls: public ones, the profile's entry points, and private ones no
     other method calls. A helper called by another method gets its modes from its callers."""
     called: set[str] = set()
-    for name, fn in cls.methods.items():
+    for name, fn in methods.items():
         for match in _SELF_CALL.finditer(fn.raw_text()):
             if match.group(1) != name:
                 called.add(match.group(1))
     entries: list[FunctionSource] = []
-    for name, fn in cls.methods.items():
+    for name, fn in methods.items():
         if name == "__init__" or _is_static(fn):
             continue
         if name in ctx.profile.entry_points or not name.startswith("_") or name not in called:

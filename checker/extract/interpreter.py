@@ -40,6 +40,7 @@ from idxcheck.extract.values import (
     RuntimeV,
     SelfV,
     StrV,
+    SuperV,
     TupleV,
     UnboundV,
     UnknownV,
@@ -49,6 +50,7 @@ from idxcheck.profile import ROLE_QO, Profile
 from idxcheck.spans import Loc
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
+    BinOp,
     FALSE,
     TRUE,
     Atom,
@@ -73,6 +75,7 @@ from idxcheck.sym.terms import (
     neg,
     relative_to,
     strip,
+    term_leaves,
     term_size,
 )
 
@@ -184,6 +187,8 @@ class ScanContext:
     module_functions: frozenset[str] = frozenset()
     # Definitions of the runtime's width functions found in the scanned tree.
     width_defs: dict[str, FunctionSource] = field(default_factory=dict)
+    # A class of the scanned tree by name (same file first), to follow base classes.
+    class_lookup: Callable[[str, object], object] | None = None
 
 
 @dataclass
@@ -220,6 +225,7 @@ class ClassInterpreter:
         attrs: dict[str, Value] | None = None,
         forward_state_attrs: frozenset[str] = frozenset(),
         record: bool = True,
+        base_methods: dict[str, FunctionSource] | None = None,
     ) -> None:
         self.ctx = ctx
         self.profile = ctx.profile
@@ -228,6 +234,7 @@ class ClassInterpreter:
         self.attrs: dict[str, Value] = dict(attrs or {})
         self.forward_state_attrs = forward_state_attrs
         self.record = record
+        self.base_methods = base_methods or {}
         self.bindings: list[Binding] = []
         self.self_writes: dict[str, list[Value]] = {}
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
@@ -798,6 +805,8 @@ class ClassInterpreter:
             return map_choice(base, lambda v: self.attribute(v, attr, node, frame))
         if isinstance(base, UnboundV):
             return base
+        if isinstance(base, SuperV):
+            return BoundMethodV(base, attr)
         if isinstance(base, NoneV):
             return UnknownV(f"attribute `{attr}` of None")
         if isinstance(base, SelfV):
@@ -1307,6 +1316,11 @@ class ClassInterpreter:
             if fn is not None:
                 return self.inline(fn, args, kwargs, node, state, frame)
             return UnknownV(f"`self.{name}()` is not defined in `{self.class_name}`")
+        if isinstance(receiver, SuperV):
+            fn = self.base_methods.get(name)
+            if fn is not None:
+                return self.inline(fn, args, kwargs, node, state, frame, as_self=True)
+            return UnknownV(f"`super().{name}()` is not in the scanned tree")
         if isinstance(receiver, CurrentModeV):
             formula = self.ctx.modes.call(name, [self._as_formula(a) for a in args], {k: self._as_formula(v) for k, v in kwargs.items()})
             if formula is None:
@@ -1490,7 +1504,7 @@ class ClassInterpreter:
         if name in self.profile.width_functions:
             return self.width_function(name, args, kwargs, None, node, state, frame)
         if name == "super":
-            return UnknownV("a method of the base class")
+            return SuperV()
         if name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in args):
             return RuntimeV(f"{name}()", None)
         if name.startswith("torch.") and short in ("max", "min", "sum") and args and isinstance(args[0], RuntimeV):
@@ -1599,6 +1613,7 @@ class ClassInterpreter:
         state: State,
         frame: Frame,
         receiver: Value | None = None,
+        as_self: bool = False,
     ) -> Value:
         if fn.qualname in self._active or frame.depth >= MAX_INLINE_DEPTH:
             return UnknownV(f"recursive or too deeply nested call to `{fn.qualname}`")
@@ -1606,10 +1621,19 @@ class ClassInterpreter:
         if isinstance(bound, UnknownV):
             return bound
         callee = Frame(fn, (*frame.chain, fn.qualname), frame.depth + 1)
-        if receiver is None:
+        # A method of this class (or of a base, through `self` or `super()`) shares our `self`;
+        # a function of another class or module (a width function) does not.
+        own = receiver is None and (as_self or fn.owner == self.class_name or fn in self.methods.values())
+        if own:
             bound.update(_self_part(state.env))
-        value, out_pc = self._run_frame(callee, bound, state.pc)
-        if receiver is None and fn.owner == self.class_name:
+        outer_methods = self.methods
+        if not own:
+            self.methods = {}
+        try:
+            value, out_pc = self._run_frame(callee, bound, state.pc)
+        finally:
+            self.methods = outer_methods
+        if own:
             state.env.update(
                 merged_self_part([(relative_to(p, state.pc), part) for p, part in callee.exits], state.env)
             )
@@ -1659,6 +1683,36 @@ class ClassInterpreter:
 
 
 def entries_of(start: Term, end: Term, step: Term) -> Term | None:
+    """The exact number of entries of `arange(start, end, step)` (see `_entries_of`). When the
+    step and end are if-then-else terms (a width chosen per path), each case is solved alone
+    and the cases must agree."""
+    direct = _entries_of(start, end, step)
+    if direct is not None:
+        return direct
+    from idxcheck.engine_cases import lift_term
+
+    step_cases = lift_term(step, 16)
+    end_cases = lift_term(end, 16)
+    if step_cases is None or end_cases is None or (len(step_cases) == 1 and len(end_cases) == 1):
+        return None
+    found: Term | None = None
+    for step_guard, step_case in step_cases:
+        for end_guard, end_case in end_cases:
+            if conj(step_guard, end_guard) == FALSE:
+                continue
+            entries = _entries_of(start, end_case, step_case)
+            if entries is None:
+                if any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(BinOp("+", step_case, end_case))):
+                    continue  # a case that is not modelled is left to the rule (unsupported)
+                return None
+            if found is None:
+                found = entries
+            elif poly.to_poly(found) != poly.to_poly(entries):
+                return None
+    return found
+
+
+def _entries_of(start: Term, end: Term, step: Term) -> Term | None:
     """The exact number of entries of `arange(start, end, step)`, when it has a closed form:
     (end - start) = q * step + r with a constant remainder r, and 0 < r <= step provable
     (r == 1, or a constant step >= r) gives q + 1; r == 0 gives q. Subterms that are not

@@ -144,16 +144,29 @@ def _mirrored(cls: ClassSource, attr: str) -> bool:
 
 
 def _assignment(cls: ClassSource, attr: str) -> tuple[Span, str]:
-    """Where `self.<attr>` is first assigned in `__init__`, and the text assigned."""
+    """Where `self.<attr>` is first assigned in `__init__`, and the text assigned (joined over
+    the lines of a parenthesised right-hand side)."""
     init = cls.methods["__init__"]
+    lines = init.raw_text().splitlines()
     pattern = re.compile(rf"self\.{attr}\s*=\s*(.*)")
-    for offset, line in enumerate(init.raw_text().splitlines()):
+    for offset, line in enumerate(lines):
         match = pattern.search(line)
-        if match:
-            number = init.def_line + offset
-            column = line.index("self.")
-            text = match.group(1).strip() or "(...)"
-            return Span(cls.file.path, number, column, number, len(line.rstrip())), text.rstrip("(").strip() or text
+        if not match:
+            continue
+        number = init.def_line + offset
+        column = line.index("self.")
+        text = match.group(1).strip()
+        depth = text.count("(") - text.count(")")
+        follow = offset + 1
+        while depth > 0 and follow < len(lines):
+            more = lines[follow].strip()
+            text += " " + more
+            depth += more.count("(") - more.count(")")
+            follow += 1
+        text = " ".join(text.split())
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+        return Span(cls.file.path, number, column, number, len(line.rstrip())), text or attr
     return Span(cls.file.path, init.def_line, 0, init.def_line, 0), attr
 
 

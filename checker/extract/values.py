@@ -142,6 +142,11 @@ class SelfV:
 
 
 @node
+class SuperV:
+    """`super()`: methods of the base classes found in the scanned tree."""
+
+
+@node
 class ModuleV:
     """A module or namespace the interpreter knows calls of (`torch`, `np`, `triton`)."""
 
@@ -203,6 +208,7 @@ Value = Union[
     DictV,
     ObjectV,
     SelfV,
+    SuperV,
     ModuleV,
     ClassRefV,
     BoundMethodV,

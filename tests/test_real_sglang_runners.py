@@ -1,0 +1,134 @@
+"""Runtime widths read from the runners of the same tree (real SGLang releases from PyPI)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from idxcheck.config import Config
+from idxcheck.engine import (
+    DataclassIndex,
+    find_mode_model,
+    load_profile,
+    load_tree,
+    runtime_model_from_tree,
+    scan,
+)
+from idxcheck.extract.runners import width_definitions
+from idxcheck.findings import Finding, ScanResult
+from idxcheck.sym.render import render_term
+
+from .realtree import sglang_tree
+from .test_real_sglang import variant
+
+pytestmark = pytest.mark.network
+
+EAGLE_RUNNER = "EAGLEDraftExtendCudaGraphRunner"
+TRITON = "srt/layers/attention/triton_backend.py"
+
+
+def runner_of(finding: Finding) -> str:
+    for related in finding.related:
+        if related.role == "runner":
+            return related.message.split(" ", 1)[0]
+    return ""
+
+
+def triton_v2_against_eagle_runner(result: ScanResult) -> list[Finding]:
+    return [
+        f
+        for f in result.findings
+        if f.span.path.endswith(TRITON) and f.mode == "DRAFT_EXTEND_V2" and runner_of(f) == EAGLE_RUNNER
+    ]
+
+
+def widths(tree: Path) -> dict[str, list[tuple[str, str]]]:
+    profile = load_profile()
+    loaded = load_tree([str(tree)], Config(), profile)
+    modes, _ = find_mode_model(loaded, profile)
+    model = runtime_model_from_tree(
+        loaded,
+        profile,
+        modes,
+        DataclassIndex(loaded.files),
+        width_definitions(loaded.files, profile.tree_width_functions),
+        ScanResult(),
+    )
+    return {
+        mode: [(w.runner, render_term(w.term, profile.display)) for w in found if not w.from_profile]
+        for mode, found in model.widths.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def srt_0512() -> Path:
+    return sglang_tree("0.5.12") / "srt"
+
+
+@pytest.fixture(scope="module")
+def srt_0513() -> Path:
+    return sglang_tree("0.5.13") / "srt"
+
+
+@pytest.fixture(scope="module")
+def scan_0513(srt_0513: Path) -> ScanResult:
+    return scan([str(srt_0513)])
+
+
+def test_runner_widths_of_three_generations(srt_0512: Path, srt_0513: Path) -> None:
+    old = widths(srt_0512)
+    assert (EAGLE_RUNNER, "num_steps + 1") in old["DRAFT_EXTEND_V2"]
+    assert ("CudaGraphRunner", "num_draft_tokens") in old["TARGET_VERIFY"]
+    new = widths(srt_0513)
+    assert (EAGLE_RUNNER, "num_draft_tokens") in new["DRAFT_EXTEND_V2"]
+    multi = [w for r, w in new["DRAFT_EXTEND_V2"] if r == "MultiLayerEagleDraftExtendCudaGraphRunner"]
+    assert multi == ["num_steps + 1 + MultiLayerEagleDraftExtendCudaGraphRunner.step"]
+    latest = widths(sglang_tree("0.5.23") / "srt")
+    assert (EAGLE_RUNNER, "num_draft_tokens") in latest["DRAFT_EXTEND_V2"]
+    assert ("DecodeCudaGraphRunner", "num_draft_tokens") in latest["TARGET_VERIFY"]
+    assert any(
+        r == "MultiLayerEagleDraftExtendCudaGraphRunner" and w == "num_draft_tokens + num_front_tokens"
+        for r, w in latest["DRAFT_EXTEND_V2"]
+    )
+
+
+def test_0512_backend_and_runner_agree_on_num_steps_plus_one(srt_0512: Path) -> None:
+    result = scan([str(srt_0512)])
+    assert triton_v2_against_eagle_runner(result) == []
+    assert result.mode_model_source.endswith("model_executor/forward_batch_info.py")
+
+
+def test_0513_reverted_fix_is_flagged_against_the_runner(tmp_path: Path, srt_0513: Path) -> None:
+    tree = tmp_path / "srt"
+    shutil.copytree(srt_0513, tree)
+    backend = tree / "layers/attention/triton_backend.py"
+    backend.write_text(variant(backend.read_text(), {0, 1}))
+    result = scan([str(tree)])
+    flagged = triton_v2_against_eagle_runner(result)
+    assert sorted(f.code for f in flagged) == ["IDX001", "IDX002"]
+    for finding in flagged:
+        assert finding.counterexample["speculative_eagle_topk"] > 1
+        runner = next(r for r in finding.related if r.role == "runner")
+        assert runner.span is not None
+        assert runner.span.path.endswith("speculative/eagle_draft_extend_cuda_graph_runner.py")
+        assert "runtime width" in "\n".join(finding.explain)
+
+
+def test_0513_as_shipped_agrees_with_the_eagle_runner(scan_0513: ScanResult) -> None:
+    assert triton_v2_against_eagle_runner(scan_0513) == []
+
+
+def test_0523_as_shipped_agrees_with_the_eagle_runner() -> None:
+    result = scan([str(sglang_tree("0.5.23"))])
+    assert triton_v2_against_eagle_runner(result) == []
+    assert result.errors == []
+    triage = (Path(__file__).resolve().parent.parent / "docs/triage/sglang-0.5.23.md").read_text()
+    for finding in result.findings:
+        path = finding.span.path.split("sglang/", 1)[-1]
+        entry = f"{path}:{finding.span.line} {finding.code} {finding.mode}"
+        assert entry in triage, f"untriaged finding: {entry}"
+    counted = re.findall(r"^\| (\d+) \| ", triage, re.MULTILINE)
+    assert counted, "the triage lists UNSUPPORTED reasons with counts"
