@@ -100,6 +100,7 @@ TENSOR_IDENTITY_METHODS = frozenset(
         "__getitem__",
     }
 )
+RUNTIME_TENSOR_METHODS = frozenset({"numel", "size", "__len__", "cumsum", "view", "reshape"}) | TENSOR_IDENTITY_METHODS
 IN_PLACE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "scatter_", "masked_fill_"})
 ARANGE_FUNCTIONS = frozenset({"torch.arange", "np.arange", "numpy.arange", "arange"})
 ALLOC_FUNCTIONS = frozenset(
@@ -1250,6 +1251,9 @@ class ClassInterpreter:
             if isinstance(base, ObjectV) and base.get(func.attr.value) is None:
                 return BoundMethodV(base, func.attr.value)
             if func.attr.value in self.profile.width_functions and not isinstance(base, UnknownV):
+                return BoundMethodV(base, func.attr.value)
+            if isinstance(base, RuntimeV) and func.attr.value in RUNTIME_TENSOR_METHODS:
+                # A method of a runtime tensor whose length is known (`seq_lens.numel()`).
                 return BoundMethodV(base, func.attr.value)
             if isinstance(base, SelfV) and SELF_PREFIX + func.attr.value in state.env:
                 return self._reading(state.env[SELF_PREFIX + func.attr.value], func, frame)

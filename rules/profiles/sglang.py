@@ -302,20 +302,27 @@ MODE_PREDICATES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] =
     "is_dllm_extend": (("DLLM_EXTEND",), {}),
 }
 
-# Prefilter: a file can hold something idxcheck reads only if it contains one of these.
+# Prefilter: a file can hold something idxcheck reads only if it contains one of these. A site
+# is a value bound to a name with a role, so the role names themselves are the filter (an
+# `arange` that reaches no such name is no site); runners, width functions and the mode enum
+# are read for the tree's facts.
 PREFILTER = (
-    "arange",
-    "cumsum",
-    "indptr",
+    "qo_indptr",
+    "q_indptr",
     "cu_seqlens_q",
     "query_start_loc",
     "max_extend_len",
+    "max_len_extend",
     "max_seq_len_q",
+    "max_seqlen_q",
+    "max_q_len",
+    "max_qo_len",
+    "max_seqlen_qo",
+    "max_qlen",
+    "max_query_len",
     "num_tokens_per_bs",
     "captured_req_width",
     "def resolve_num_tokens_per_req",
     "def decode_num_tokens_per_req",
-    "max_seqlen_q",
-    "max_q_len",
     "class ForwardMode",
 )
