@@ -540,6 +540,13 @@ class FindingBuilder:
             f"path condition in {ob.mode}: {render_formula(specialise_formula(ob.binding.pc, ob.mode), names)}",
             f"runtime width: {width_text} ({ob.runner.source})",
             f"fails whenever: {violation}",
+            *(
+                f"domain: {c.text} ({c.why})"
+                for c in self.profile.domain
+                if c.text.startswith("implies(")
+                and formula_symbols(c.formula) & set(outcome.needs)
+                and formula_symbols(c.formula) <= set(outcome.model)
+            ),
         )
         fingerprint = _fingerprint(
             ob.rule.code,
