@@ -27,17 +27,18 @@ from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.constraints import TreeConstraint, TreeConstraints, read_constraints
 from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
-from idxcheck.extract.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
 from idxcheck.engine_cases import lift_formula, lift_term
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
-from idxcheck.profile import ROLE_GRID, ROLE_QO, Profile, load_profile
+from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.spans import Loc, Span
 from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
 from idxcheck.sym.render import render_formula, render_term
 from idxcheck.sym.terms import (
+    RuntimeWidth,
     FALSE,
     TRUE,
     And,
@@ -72,6 +73,9 @@ from idxcheck.sym.terms import (
 from idxcheck.verdicts import Verdict
 
 MAX_CASES = 64
+# Mode-independent rules (shapes, capacities) on paths no forward-mode condition reaches.
+ANY_MODE = "any mode"
+ANY_RUNNER = RunnerWidth(mode=ANY_MODE, term=RuntimeWidth(), text="", source="any runner")
 # A file holding all of these may state configuration constraints (an argument hook that
 # rejects a combination for one attention backend): it is read for tree facts even when it
 # holds no site.
@@ -299,13 +303,18 @@ class Checker:
             for pc, value in iter_choice(binding.value, binding.pc):
                 per_mode = self._per_mode(pc)
                 if per_mode is None:
-                    continue  # no forward mode reaches this value: its runtime width is unknown
+                    if not rule.mode_independent:
+                        continue  # no forward mode reaches this value: its runtime width is unknown
+                    per_mode = [(ANY_MODE, pc)]
                 for mode, pc_mode in per_mode:
+                    runners = self.runtime.for_mode(mode) if mode != ANY_MODE else (ANY_RUNNER,)
+                    if not runners and rule.mode_independent:
+                        runners = (ANY_RUNNER,)
                     for pair_pc, pair in self._pairings(partners, mode, pc_mode):
-                        for runner in self.runtime.for_mode(mode):
+                        for runner in runners:
                             if runner.selector is not None and runner.selector not in formula_atoms(pc_mode):
                                 continue
-                            claim = rule.claim(_specialise_value(value, mode), runner.term, pair)
+                            claim = rule.claim(_specialise_value(value, mode), runner.term, pair, binding)
                             if isinstance(claim, NoClaim):
                                 yield (binding, rule, mode, claim)
                                 continue
@@ -349,7 +358,7 @@ class Checker:
                     pairing = Pairing(Unknown(value.reason), False, partner.name)
                 elif isinstance(value, NoneV):
                     # No index pointer handed over: the kernel takes one row per entry.
-                    pairing = Pairing(Const(1), False, f"{partner.name}=None")
+                    pairing = Pairing(Const(1), False, f"{partner.name}=None", none=True)
                 elif not isinstance(value, BufferV):
                     pairing = Pairing(Unknown(f"`{partner.name}` is not an index vector idxcheck models"), False, partner.name)
                 elif isinstance(value, BufferV):
@@ -511,7 +520,9 @@ class FindingBuilder:
             ob.binding.loc.span.line,
         ):
             related.append(Related("layout", f"index pointer built here: `{_clip(ob.value.text)}`", ob.value.loc.span))
-        if ob.runner.from_profile:
+        if ob.runner is ANY_RUNNER:
+            pass
+        elif ob.runner.from_profile:
             related.append(
                 Related("profile", f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files")
             )
@@ -754,7 +765,21 @@ def check_facts(
         for binding in class_facts.bindings:
             if binding.group is not None and binding.role == ROLE_QO:
                 groups.setdefault(id(binding.group), []).append(binding)
-        for binding in class_facts.bindings:
+        accesses = [
+            Binding(
+                role=ROLE_BUFFER,
+                name=access.buffer,
+                value=IntV(access.end),
+                pc=access.pc,
+                loc=access.loc,
+                function=access.function,
+                chain=access.chain,
+                kind="access",
+                target_upper=access.capacity,
+            )
+            for access in class_facts.accesses
+        ]
+        for binding in [*class_facts.bindings, *accesses]:
             if binding.kind == "argument":
                 # An index pointer passed by position to a function whose parameters are not
                 # known: it pairs with the grid scalars of the call, but its name alone does not
@@ -804,7 +829,8 @@ def check_facts(
             continue
         companions = _companions(outcome, outcomes)
         finding = builder.build(outcome, companions)
-        key = (finding.code, finding.mode, finding.span)
+        mode_key = "" if outcome.obligation.rule.mode_independent else finding.mode
+        key = (finding.code, mode_key, finding.span)
         first = by_key.get(key)
         if first is None:
             by_key[key] = finding

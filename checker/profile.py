@@ -12,6 +12,7 @@ from idxcheck.sym.terms import Formula, Term
 
 ROLE_QO = "qo_indptr"
 ROLE_GRID = "grid"
+ROLE_BUFFER = "buffer"  # a slice of a preallocated buffer (not named by a role)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from idxcheck.extract.interpreter import Binding
 from idxcheck.extract.layouts import Pairing
 from idxcheck.extract.values import Value
 from idxcheck.sym.terms import TRUE, Formula, Term
@@ -48,10 +49,20 @@ class Rule:
     message: ClassVar[str]
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
+    # A claim that does not depend on the forward mode (a shape, a capacity) is also checked on
+    # paths that no mode condition reaches, and reported once for all modes.
+    mode_independent: ClassVar[bool] = False
 
-    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
+    def claim(
+        self,
+        value: Value,
+        width: Term,
+        pair: Pairing | None = None,
+        binding: Binding | None = None,
+    ) -> Claim | NoClaim:
         """What must hold for `value` when the runtime lays out `width` tokens per request;
-        `pair` is the index pointer built together with it, when there is one."""
+        `pair` is the index pointer built together with it, when there is one; `binding` is
+        where the value was bound (its slice bounds, for shape rules)."""
         raise NotImplementedError
 
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:

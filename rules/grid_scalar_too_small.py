@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from idxcheck.extract.interpreter import Binding
 from idxcheck.extract.layouts import Pairing
 from idxcheck.extract.values import IntV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.profile import ROLE_GRID
@@ -85,7 +86,13 @@ class Backend:
 ''',
     )
 
-    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
+    def claim(
+        self,
+        value: Value,
+        width: Term,
+        pair: Pairing | None = None,
+        binding: Binding | None = None,
+    ) -> Claim | NoClaim:
         if isinstance(value, IntV):
             # Built with an index pointer of several segments per request (one per token, say),
             # the grid must cover one segment; otherwise, one request.

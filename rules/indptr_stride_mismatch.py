@@ -13,6 +13,7 @@ from idxcheck.extract.values import (
 )
 from idxcheck.profile import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
+from idxcheck.extract.interpreter import Binding
 from idxcheck.extract.layouts import Pairing, segments
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
@@ -87,7 +88,13 @@ class Backend:
 ''',
     )
 
-    def claim(self, value: Value, width: Term, pair: Pairing | None = None) -> Claim | NoClaim:
+    def claim(
+        self,
+        value: Value,
+        width: Term,
+        pair: Pairing | None = None,
+        binding: Binding | None = None,
+    ) -> Claim | NoClaim:
         if isinstance(value, RuntimeV):
             return NoClaim("built from the runtime's own layout")
         if isinstance(value, UnknownV):
@@ -98,7 +105,7 @@ class Backend:
             return NoClaim("not an index vector")
         shape = segments(value)
         if shape.per_request is None:
-            return NoClaim(shape.problem, unsupported=True)
+            return NoClaim(shape.problem, unsupported=not shape.misshapen)
         stride = substitute_width(value.stride, width)
         if const_value(shape.per_request) == 1:
             holds = cmp("==", stride, width)

@@ -113,7 +113,9 @@ def test_gate_step_fails_on_findings_and_annotates(tmp_path: Path) -> None:
     proc = run_step("Gate", tmp_path, IDXCHECK_PATHS="fixtures/bugs", BASE_SHA="")
     assert proc.returncode == 1
     annotations = [
-        line for line in proc.stdout.splitlines() if line.startswith("::error file=fixtures/bugs/")
+        line
+        for line in proc.stdout.splitlines()
+        if line.startswith(("::error file=fixtures/bugs/", "::warning file=fixtures/bugs/"))
     ]
     doc = json.loads(
         subprocess.run(

@@ -41,7 +41,9 @@ def test_every_format_in_one_run(tmp_path: Path) -> None:
     assert len(sarif["runs"][0]["results"]) == len(findings)
     assert sarif["runs"][0]["invocations"][0]["exitCode"] == 1
     annotations = [
-        line for line in targets["github"].read_text().splitlines() if line.startswith("::error ")
+        line
+        for line in targets["github"].read_text().splitlines()
+        if line.startswith(("::error ", "::warning "))
     ]
     assert len(annotations) == len(findings)
     summary = targets["markdown"].read_text()

@@ -50,9 +50,9 @@ def test_errors_are_listed_and_the_scan_goes_on(tmp_path) -> None:  # type: igno
     broken = tmp_path / "broken.py"
     broken.write_text("class B:\n    def init_forward_metadata(self, fb):\n        qo_indptr = torch.arange(0,\n")
     binary = tmp_path / "blob.py"
-    binary.write_bytes(b"\x00\x01arange")
+    binary.write_bytes(b"\x00\x01qo_indptr")
     latin = tmp_path / "latin.py"
-    latin.write_bytes(b"# arange \xff\xfe\n")
+    latin.write_bytes(b"# qo_indptr \xff\xfe\n")
     result = scan([str(tmp_path), "fixtures/bugs/eagle_partial_fix.py"])
     messages = {e.path.rsplit("/", 1)[-1]: e.message for e in result.errors}
     assert "syntax error" in messages["broken.py"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from idxcheck.extract.interpreter import Binding, ClassInterpreter, ScanContext
+from idxcheck.extract.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
 from idxcheck.extract.modes import FLAG_PREFIX, ModeModel, Predicate
 from idxcheck.extract.source import ClassSource, FunctionSource
 from idxcheck.extract.values import (
@@ -24,7 +24,7 @@ from idxcheck.extract.values import (
     Value,
 )
 from idxcheck.spans import Span
-from idxcheck.sym.terms import Atom, Formula
+from idxcheck.sym.terms import Atom, Const, Formula
 
 _SELF_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z_0-9]*)\s*\(")
 
@@ -37,6 +37,7 @@ class ClassFacts:
     errors: list[str] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     bases: tuple[str, ...] = ()
+    accesses: list[BufferAccess] = field(default_factory=list)
 
 
 def _resolvable_attribute(value: Value) -> bool:
@@ -119,6 +120,7 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     for fn in entries:
         runner.run(fn, runner.entry_args(fn))
     facts.bindings = runner.bindings
+    facts.accesses = runner.accesses
     facts.errors.extend(runner.errors)
     return facts
 
@@ -127,7 +129,7 @@ def _unless_refilled(name: str, value: Value, refilled: set[str]) -> Value:
     """A preallocated layout that the class also writes in place (a replay refills
     `cu_seqlens_q[: bs + 1]`) is a buffer: its initial content is not what kernels read."""
     if isinstance(value, LayoutV) and name in refilled:
-        return BufferV(name, value.entries, value.loc)
+        return BufferV(name, value.entries, value.loc, value.entries, Const(0))
     if isinstance(value, DictV):
         return DictV(tuple((k, _unless_refilled(k, v, refilled)) for k, v in value.items))
     if isinstance(value, TupleV):

@@ -175,6 +175,23 @@ class Binding:
     # Bindings made together (the keywords of one call, the fields of one metadata object,
     # the keys of one dict): a grid scalar is paired with the index pointer of its group.
     group: Loc | None = None
+    # For slice and copy writes: how many entries the written value has.
+    source_length: Term | None = None
+
+
+@dataclass(frozen=True)
+class BufferAccess:
+    """A slice of a preallocated buffer (`buf[: bs * topk + 1]`), read or written: it must stay
+    within the buffer's allocation."""
+
+    buffer: str
+    capacity: Term
+    end: Term  # offset + upper bound of the slice
+    alloc: Loc | None
+    loc: Loc
+    pc: Formula
+    function: str
+    chain: tuple[str, ...]
 
 
 @dataclass
@@ -241,6 +258,7 @@ class ClassInterpreter:
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
         # are refilled, whose preallocated content is not what a kernel finally reads.
         self.refilled: set[str] = set()
+        self.accesses: list[BufferAccess] = []
         self.errors: list[str] = []
         self._active: list[str] = []
 
@@ -299,6 +317,9 @@ class ClassInterpreter:
             return IntV(Sym("max_bs"))
         if kind == "num_tokens":
             return IntV(binop("*", Sym("bs"), RuntimeWidth()))
+        if kind == "max_num_tokens":
+            # What the runner that owns the backend passes: its largest batch times its width.
+            return IntV(binop("*", Sym("max_bs"), RuntimeWidth()))
         if kind == "tensor_bs":
             return RuntimeV(path, Sym("bs"))
         if kind == "tensor_tokens":
@@ -592,10 +613,13 @@ class ClassInterpreter:
             return
         self.refilled.add(base_name)
         if is_slice:
+            self.access(base_value, lower, upper, target, state, frame)
             # `indptr[1 : bs + 1] = cumsum(lens)` makes `indptr` the layout [0, n, 2n, ...]:
             # the slice write's offset shifts the written layout into the full one.
             full = self.written_layout(value, lower)
-            self.bind(base_name, full, target, "slice", state, frame, lower, upper)
+            self.bind(
+                base_name, full, target, "slice", state, frame, lower, upper, source_length=_length_of_value(value)
+            )
             if isinstance(target.value, cst.Name) and isinstance(full, LayoutV):
                 state.env[target.value.value] = full
 
@@ -643,6 +667,7 @@ class ClassInterpreter:
         lower: Term | None = None,
         upper: Term | None = None,
         group: Loc | None = None,
+        source_length: Term | None = None,
     ) -> None:
         if not self.record:
             return
@@ -662,6 +687,7 @@ class ClassInterpreter:
                 target_lower=lower,
                 target_upper=upper,
                 group=group,
+                source_length=source_length,
             )
         )
 
@@ -886,7 +912,37 @@ class ClassInterpreter:
         step = self.eval(inner.step, state, frame) if inner.step is not None else None
         if step is not None:
             return self.multi_index(base)
+        self.access(base, lower, upper, node, state, frame)
         return self.slice_value(base, lower, upper)
+
+    def access(
+        self,
+        base: Value,
+        lower: Term | None,
+        upper: Term | None,
+        node: cst.CSTNode,
+        state: State,
+        frame: Frame,
+    ) -> None:
+        """Record a slice of a preallocated buffer, to check it against the allocation."""
+        if not self.record or upper is None:
+            return
+        for pc, alt in iter_choice(base, state.pc):
+            if not isinstance(alt, BufferV) or alt.capacity is None:
+                continue
+            start = alt.offset if alt.offset is not None else Const(0)
+            self.accesses.append(
+                BufferAccess(
+                    alt.name,
+                    alt.capacity,
+                    binop("+", start, upper),
+                    alt.loc,
+                    frame.fn.loc(node),
+                    pc,
+                    frame.fn.qualname,
+                    frame.chain,
+                )
+            )
 
     def _eval_slice_parts(self, part: cst.BaseSlice, state: State, frame: Frame) -> None:
         if isinstance(part, cst.Index):
@@ -968,7 +1024,8 @@ class ClassInterpreter:
                 length: Term | None = binop("-", upper, low)
             else:
                 length = binop("-", base.length, low) if base.length is not None else None
-            return BufferV(base.name, length, base.loc)
+            offset = binop("+", base.offset, low) if base.offset is not None else None
+            return BufferV(base.name, length, base.loc, base.capacity, offset)
         if isinstance(base, ConstVecV):
             return ConstVecV(base.value, binop("-", upper, lower or Const(0)) if upper is not None else None)
         if isinstance(base, RuntimeV):
@@ -1345,7 +1402,17 @@ class ClassInterpreter:
             source = args[0] if args else UnknownV("copy_ without a source")
             lower, upper = self._receiver_slice(node.func.value, state, frame)
             if target_name is not None:
-                self.bind(target_name, self.written_layout(source, lower), node, "copy", state, frame, lower, upper)
+                self.bind(
+                    target_name,
+                    self.written_layout(source, lower),
+                    node,
+                    "copy",
+                    state,
+                    frame,
+                    lower,
+                    upper,
+                    source_length=_length_of_value(source),
+                )
             return receiver
         if name in ("fill_", "zero_", "copy_", "index_copy_", "scatter_", "masked_fill_"):
             return receiver
@@ -1458,7 +1525,7 @@ class ClassInterpreter:
             length = _first_dim(size)
             if short == "ones" and length is not None:
                 return ConstVecV(Const(1), length)
-            return BufferV(_short(frame.fn.code(node)), length, frame.fn.loc(node))
+            return BufferV(_short(frame.fn.code(node)), length, frame.fn.loc(node), length, Const(0))
         if name in PAD_FUNCTIONS or short == "pad":
             source = args[0] if args else UnknownV("pad without input")
             pad = args[1] if len(args) > 1 else kwargs.get("pad", UnknownV("pad without widths"))
@@ -1829,6 +1896,13 @@ def _length_of(value: Value) -> Term | None:
         return value.entries
     if isinstance(value, (BufferV, ConstVecV, RuntimeV)):
         return value.length
+    return None
+
+
+def _length_of_value(value: Value) -> Term | None:
+    alts = list(iter_choice(value, TRUE))
+    if len(alts) == 1 and isinstance(alts[0][1], (LayoutV, BufferV, ConstVecV, RuntimeV)):
+        return _length_of(alts[0][1])
     return None
 
 

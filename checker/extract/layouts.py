@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from idxcheck.extract.values import BufferV, LayoutV
 from idxcheck.sym import poly
 from idxcheck.sym.render import render_term
-from idxcheck.sym.terms import Const, Term, binop
+from idxcheck.sym.terms import Const, RuntimeInt, Term, Unknown, binop, term_leaves
 
 BATCH_SYMBOLS = ("bs", "max_bs")
 
@@ -20,6 +20,9 @@ class Segments:
     per_request: Term | None
     length: Term | None
     problem: str = ""
+    # The length is modelled but is not a whole number of segments per request: a shape
+    # error (reported by the length rule), not something the extractor failed to model.
+    misshapen: bool = False
 
 
 def segments(value: LayoutV) -> Segments:
@@ -43,10 +46,14 @@ def segments(value: LayoutV) -> Segments:
         factor = poly.exact_div(count, {(batch,): 1})
         if factor is not None and batch not in poly.symbols(factor):
             return Segments(poly.to_term(factor, opaque), value.stride)
+    modelled = poly.symbols(count) <= set(BATCH_SYMBOLS) | {name for name in poly.symbols(count) if not name.startswith("#")}
     return Segments(
         None,
         None,
         f"`{value.text}` has {render_term(poly.to_term(count, opaque))} segments, not a whole number per request",
+        misshapen=modelled and not any(
+            isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(poly.to_term(count, opaque))
+        ),
     )
 
 
@@ -58,6 +65,7 @@ class Pairing:
     segment: Term
     per_request: bool
     text: str
+    none: bool = False  # `qo_indptr=None`: no index pointer was handed over
 
 
 def buffer_segments_per_request(value: BufferV) -> Term | None:

@@ -99,6 +99,9 @@ class BufferV:
     name: str
     length: Term | None
     loc: Loc | None = None
+    # The storage it views: allocated with `capacity` entries, this view starting at `offset`.
+    capacity: Term | None = None
+    offset: Term | None = None
 
 
 @node

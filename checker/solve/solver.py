@@ -197,6 +197,9 @@ class Solver:
         solver.set("random_seed", 0)
         for part in parts:
             solver.add(translator.formula(part))
+        if "@runtime_width" in translator.ints:
+            # The width the runtime publishes is a count of tokens per request.
+            solver.add(translator.ints["@runtime_width"] >= 1)
         return solver
 
     def satisfiable(self, formula: Formula) -> bool | None:
