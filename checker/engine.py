@@ -25,6 +25,7 @@ from idxcheck.extract.classes import (
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.constraints import TreeConstraint, TreeConstraints, read_constraints
+from idxcheck.kernels import BlockRow, Launcher, block_rows, drops_rows, find_launchers
 from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
@@ -35,7 +36,7 @@ from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_prof
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.spans import Loc, Span
-from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
+from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_formula, eval_term, primary_tag, selected_tags
 from idxcheck.sym.render import render_formula, render_term
 from idxcheck.sym.terms import (
     RuntimeWidth,
@@ -62,9 +63,11 @@ from idxcheck.sym.terms import (
     formula_symbols,
     formula_mentions_mode,
     neg,
+    simplify,
     simplify_formula,
     specialise_formula,
     specialise_term,
+    substitute_width,
     substitute_width_formula,
     term_leaves,
     untag,
@@ -252,6 +255,9 @@ class Outcome:
     atoms: dict[str, bool] = field(default_factory=dict)
     needs: dict[str, int] = field(default_factory=dict)
     width_value: int | None = None
+    # Kernel-aware severity: the launcher, and the block-size row that drops rows (or None,
+    # with the rows it would bite under, when the mismatch is latent).
+    kernel: KernelVerdict | None = None
 
 
 def _leaves_of_formula(formula: Formula) -> list[Term]:
@@ -267,6 +273,16 @@ def _leaves_of_formula(formula: Formula) -> list[Term]:
     return out
 
 
+@dataclass(frozen=True)
+class KernelVerdict:
+    launcher: Launcher
+    row: BlockRow | None  # the row whose BLOCK_M drops rows, with `model` its counterexample
+    model: dict[str, int]
+    latent_rows: tuple[BlockRow, ...]  # rows under which no configuration drops rows
+    head_dim: int | None
+    biting: tuple[int, ...] = ()  # when latent: BLOCK_M values of the table that would drop rows
+
+
 class Checker:
     """Turns bindings into obligations and decides them, with a cache of verdicts."""
 
@@ -280,6 +296,58 @@ class Checker:
         self._cache: dict[tuple[Formula, Formula], Any] = {}
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
         self.class_constraints: list[TreeConstraint] = []
+        self.launchers: dict[str, Launcher] = {}
+
+    def kernel_severity(self, outcome: Outcome) -> KernelVerdict | None:
+        """For a refuted grid obligation whose scalar reaches a launcher of the scanned tree:
+        does some real BLOCK_M of its table drop rows in the domain?"""
+        ob = outcome.obligation
+        target = self.profile.kernel_grids.get(ob.binding.name)
+        if target is None or outcome.verdict != Verdict.REFUTED:
+            return None
+        launcher = self.launchers.get(target[0])
+        if launcher is None:
+            return None
+        scalar = simplify(substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term))
+        width = ob.runner.term
+        best: tuple[tuple[int, list[int]], BlockRow, dict[str, int], int] | None = None
+        latent: list[BlockRow] = []
+        order = self.profile.symbol_order()
+        arches = list(dict.fromkeys(r.arch for r in block_rows(self.profile, target[0])))
+        kernel_constraints = [
+            c.formula for c in self.profile.domain if formula_symbols(c.formula) <= {"head_dim", "sm", "block_m"}
+        ]
+        for row in block_rows(self.profile, target[0]):
+            dims = [
+                d
+                for d in row.head_dims(self.profile.head_dims)
+                if all(
+                    eval_formula(c, Assignment(ints={"head_dim": d, "sm": row.sm, "block_m": row.block_m}))
+                    for c in kernel_constraints
+                )
+            ]
+            if not dims:
+                continue
+            result = self._check(ob.assumptions, drops_rows(scalar, width, row.block_m))
+            if result.verdict != Verdict.REFUTED:
+                latent.append(row)
+                continue
+            # The first arch of the table (the one the runtime companion replays on) first,
+            # then the smallest counterexample.
+            rank = (arches.index(row.arch), [result.model.get(name, 0) for name in order if name in result.model])
+            if best is None or rank < best[0]:
+                best = (rank, row, dict(result.model), max(dims))
+        if best is None:
+            # Latent here: name the block sizes of the table under which it would bite.
+            biting = sorted(
+                {
+                    r.block_m
+                    for r in block_rows(self.profile, target[0])
+                    if self._check(ob.assumptions, drops_rows(scalar, width, r.block_m)).verdict == Verdict.REFUTED
+                }
+            )
+            return KernelVerdict(launcher, None, {}, tuple(latent), None, tuple(biting))
+        return KernelVerdict(launcher, best[1], best[2], tuple(latent), best[3])
 
     @property
     def solver(self) -> Any:
@@ -577,10 +645,47 @@ class FindingBuilder:
             "block_m": None,
             "head_dim": None,
         }
+        severity = ob.rule.severity
+        kernel = outcome.kernel
+        if kernel is not None:
+            rows = ", ".join(sorted({str(r.block_m) for r in kernel.latent_rows}, key=int))
+            if kernel.row is not None:
+                row = kernel.row
+                latent_text = ", ".join(
+                    f"{r.block_m} ({r.arch}, head dim {r.head_lo}-{r.head_hi})" for r in kernel.latent_rows
+                )
+                counterexample = {k: v for k, v in kernel.model.items() if k in counterexample or k in own_symbols}
+                counterexample["head_dim"] = kernel.head_dim or 0
+                counterexample["block_m"] = row.block_m
+                cex_text = " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items()) + f" arch={row.arch}"
+                message += f"; with BLOCK_M {row.block_m} ({row.arch}, head dim {kernel.head_dim}) rows are dropped"
+                replay["block_m"] = row.block_m
+                replay["head_dim"] = kernel.head_dim
+                for key in ("bs", "capture_bs"):
+                    replay[key] = kernel.model.get("bs", replay[key])
+                try:
+                    env2 = Assignment(ints=kernel.model, mode=ob.mode, atoms=width_env.atoms)
+                    replay["tokens_per_req"] = eval_term(ob.runner.term, env2)
+                    replay["max_len"] = _evaluate(companions.get("max_len"), Assignment(ints=kernel.model, mode=ob.mode, width=replay["tokens_per_req"]))
+                    replay["qo_stride"] = _evaluate(companions.get("qo_stride"), Assignment(ints=kernel.model, mode=ob.mode, width=replay["tokens_per_req"]))
+                except NotConcrete:
+                    pass
+                if latent_text:
+                    explain = (*explain, f"latent under BLOCK_M {latent_text}: no configuration drops rows there")
+            else:
+                severity = "warning"
+                message += f"; latent: no block size of `{kernel.launcher.name}` (BLOCK_M {rows}) drops rows in the domain"
+                if kernel.biting:
+                    message += f"; it bites with BLOCK_M {', '.join(map(str, kernel.biting))}"
+            related.append(
+                Related("kernel", f"`{kernel.launcher.name}` launches grid cdiv({kernel.launcher.param}, BLOCK_M)", kernel.launcher.span)
+            )
+        elif ob.rule.code == "IDX002" and ob.binding.name in self.profile.kernel_grids:
+            explain = (*explain, f"the launcher `{self.profile.kernel_grids[ob.binding.name][0]}` is not in the scanned tree: plain rule")
         return Finding(
             code=ob.rule.code,
             name=ob.rule.name,
-            severity=ob.rule.severity,
+            severity=severity,
             span=primary.span,
             function=ob.binding.function,
             mode=ob.mode,
@@ -691,7 +796,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
             result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
         if parsed:
             stats.parsed += 1
-    check_facts(facts, config, profile, modes, runtime, result, constraints)
+    check_facts(facts, config, profile, modes, runtime, result, constraints, find_launchers(tree.files, profile))
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
     result.outcomes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict))
@@ -749,8 +854,10 @@ def check_facts(
     runtime: RuntimeModel,
     result: ScanResult,
     constraints: TreeConstraints | None = None,
+    launchers: dict[str, Launcher] | None = None,
 ) -> None:
     checker = Checker(profile, config, modes, runtime)
+    checker.launchers = launchers or {}
     builder = FindingBuilder(profile)
     stats = result.stats
     site_locs: set[int] = set()
@@ -803,6 +910,7 @@ def check_facts(
                 site_locs.add(id(binding.loc))
                 stats.obligations += 1
                 outcome = checker.decide(item)
+                outcome.kernel = checker.kernel_severity(outcome)
                 outcomes.append(outcome)
                 verdict = outcome.verdict
                 result.outcomes.append(

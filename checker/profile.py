@@ -62,6 +62,9 @@ class Profile:
     runner_mode_attrs: tuple[str, ...]
     draft_runner: str
     compare_draft_decode: bool
+    kernel_grids: dict[str, tuple[str, str]]
+    kernel_block_m: dict[str, tuple[tuple[str, int, int, int], ...]]
+    head_dims: tuple[int, ...]
     runner_symbols: dict[str, str]
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
@@ -149,5 +152,8 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runner_mode_attrs=tuple(module.RUNNER_MODE_ATTRS),
         draft_runner=module.DRAFT_RUNNER,
         compare_draft_decode=bool(getattr(module, "COMPARE_DRAFT_DECODE", False)),
+        kernel_grids=dict(getattr(module, "KERNEL_GRIDS", {})),
+        kernel_block_m=dict(getattr(module, "KERNEL_BLOCK_M", {})),
+        head_dims=tuple(getattr(module, "HEAD_DIMS", ())),
         runner_symbols=dict(getattr(module, "RUNNER_SYMBOLS", {})),
     )

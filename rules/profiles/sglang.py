@@ -52,6 +52,7 @@ DISPLAY: dict[str, str] = {
     "max_bs": "max_bs",
     "head_dim": "head_dim",
     "num_front_tokens": "num_front_tokens",
+    "sm": "sm",
 }
 
 # Symbols a counterexample shows only when the failing obligation itself mentions them (they
@@ -70,7 +71,10 @@ DOMAIN: tuple[tuple[str, str], ...] = (
     ("speculative_eagle_topk >= 1", "server_args: speculative_eagle_topk >= 1"),
     ("speculative_eagle_topk <= 16", "explored range"),
     ("speculative_num_draft_tokens >= 2", "one verified token plus at least one draft"),
-    ("speculative_num_draft_tokens <= 1024", "explored range"),
+    (
+        "speculative_num_draft_tokens <= 128",
+        "explored range: SGLang's EAGLE trees are configured with at most a few dozen draft tokens",
+    ),
     (
         "implies(speculative_eagle_topk == 1, "
         "speculative_num_draft_tokens == speculative_num_steps + 1)",
@@ -302,6 +306,33 @@ MODE_PREDICATES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] =
     "is_prebuilt": (("PREBUILT",), {}),
     "is_dllm_extend": (("DLLM_EXTEND",), {}),
 }
+
+# Kernel-aware severity for grid scalars: the Triton launcher a scalar reaches, the launcher
+# parameter that sizes its grid (`grid = (bs, heads, triton.cdiv(max_len_extend, BLOCK_M))`),
+# and the launcher's block-size table, as (arch, smallest head dim, largest head dim, BLOCK_M),
+# read from SGLang 0.5.13 `_get_block_sizes_for_extend_attention` (CUDA paths; ROCm uses 64).
+KERNEL_GRIDS: dict[str, tuple[str, str]] = {
+    "max_extend_len": ("extend_attention_fwd", "max_len_extend"),
+}
+KERNEL_BLOCK_M: dict[str, tuple[tuple[str, int, int, int], ...]] = {
+    "extend_attention_fwd": (
+        ("sm90", 1, 128, 128),
+        ("sm90", 129, 256, 64),
+        ("sm90", 257, 1024, 32),
+        ("sm100", 1, 256, 64),
+        ("sm100", 257, 1024, 16),
+        ("sm120", 1, 256, 64),
+        ("sm120", 257, 1024, 32),
+        ("sm80", 1, 128, 128),
+        ("sm80", 129, 256, 64),
+        ("sm80", 257, 1024, 32),
+        ("sm86", 1, 256, 64),
+        ("sm86", 257, 1024, 32),
+        ("rocm", 1, 1024, 64),
+    ),
+}
+# Head dimensions of the models the kernels serve (MLA's 576 included).
+HEAD_DIMS = (64, 80, 96, 128, 192, 256, 288, 576)
 
 # Prefilter: a file can hold something idxcheck reads only if it contains one of these. A site
 # is a value bound to a name with a role, so the role names themselves are the filter (an
