@@ -56,6 +56,7 @@ from idxcheck.sym.terms import (
     Unknown,
     Const,
     conj,
+    conjuncts,
     const_value,
     disj,
     relative_to,
@@ -244,6 +245,7 @@ class Obligation:
     claim: Claim
     assumptions: Formula
     constraints: tuple[TreeConstraint, ...] = ()
+    other: Binding | None = None  # for pairwise rules: the binding compared with
 
 
 @dataclass
@@ -306,7 +308,7 @@ class Checker:
         if target is None or outcome.verdict != Verdict.REFUTED:
             return None
         launcher = self.launchers.get(target[0])
-        if launcher is None:
+        if launcher is None or ob.binding.loc.span.path not in launcher.callers:
             return None
         scalar = simplify(substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term))
         width = ob.runner.term
@@ -445,6 +447,74 @@ class Checker:
                     pairing = None
                 found.append((relative_to(specialised, pc_mode), pairing))
         return found or [(TRUE, None)]
+
+    def pairwise_obligations(self, bindings: Sequence[Binding]) -> Iterable[Obligation]:
+        """Capture against replay (and against eager) of one target in one mode."""
+        for rule in self.rules:
+            if not rule.pairwise:
+                continue
+            by_name: dict[str, list[Binding]] = {}
+            for binding in bindings:
+                if binding.role in rule.roles and binding.kind != "argument":
+                    by_name.setdefault(binding.name, []).append(binding)
+            for group in by_name.values():
+                phased: dict[str, dict[str, list[tuple[Binding, Formula, Value]]]] = {}
+                for binding in group:
+                    for pc, value in iter_choice(binding.value, binding.pc):
+                        for mode, pc_mode in self._per_mode(pc) or []:
+                            phase = self._phase(binding, pc_mode)
+                            if phase is not None:
+                                phased.setdefault(mode, {}).setdefault(phase, []).append((binding, pc_mode, value))
+                for mode, phases in phased.items():
+                    runners = self.runtime.for_mode(mode) or (ANY_RUNNER,)
+                    runner = runners[0]
+                    for later in ("replay", "eager"):
+                        for capture, pc_c, value_c in phases.get("capture", []):
+                            for binding, pc_b, value_b in phases.get(later, []):
+                                if binding is capture:
+                                    continue
+                                if later == "eager" and not (
+                                    isinstance(value_b, LayoutV) and isinstance(value_c, LayoutV)
+                                ):
+                                    continue
+                                claim = rule.compare(
+                                    _specialise_value(value_c, mode), _specialise_value(value_b, mode), runner.term, "capture"
+                                )
+                                if isinstance(claim, NoClaim):
+                                    continue
+                                path = substitute_width_formula(
+                                    conj(self._without_flag(pc_b), self._without_flag(pc_c)), runner.term
+                                )
+                                yield Obligation(
+                                    rule, binding, value_b, mode, runner, claim, conj(path, runner.cond), (), capture
+                                )
+
+    def _phase(self, binding: Binding, pc: Formula) -> str | None:
+        entry = binding.chain[0].rsplit(".", 1)[-1] if binding.chain else ""
+        if entry in self.profile.capture_entries:
+            return "capture"
+        if entry in self.profile.replay_entries:
+            return "replay"
+        if entry in self.profile.eager_entries:
+            return "eager"
+        flag = self.profile.capture_flag
+        for part in conjuncts(pc):
+            if isinstance(part, Atom) and part.key == flag:
+                return "capture"
+            if isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag:
+                return "replay"
+        return None
+
+    def _without_flag(self, pc: Formula) -> Formula:
+        flag = self.profile.capture_flag
+        return conj(
+            *(
+                part
+                for part in conjuncts(pc)
+                if not (isinstance(part, Atom) and part.key == flag)
+                and not (isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag)
+            )
+        )
 
     def _per_mode(self, pc: Formula) -> list[tuple[str, Formula]] | None:
         """The modes in which a path condition may hold, each with the condition left."""
@@ -588,7 +658,9 @@ class FindingBuilder:
             ob.binding.loc.span.line,
         ):
             related.append(Related("layout", f"index pointer built here: `{_clip(ob.value.text)}`", ob.value.loc.span))
-        if ob.runner is ANY_RUNNER:
+        if ob.other is not None:
+            related.append(Related("capture", f"`{ob.other.name}` built at capture here", ob.other.loc.span))
+        if ob.runner is ANY_RUNNER or ob.other is not None:
             pass
         elif ob.runner.from_profile:
             related.append(
@@ -886,6 +958,20 @@ def check_facts(
             )
             for access in class_facts.accesses
         ]
+        for item in checker.pairwise_obligations(class_facts.bindings):
+            site_locs.add(id(item.binding.loc))
+            stats.obligations += 1
+            outcome = checker.decide(item)
+            outcomes.append(outcome)
+            result.outcomes.append(
+                SiteNote(item.rule.code, item.binding.loc.span, item.binding.function, item.mode, outcome.verdict, outcome.reason)
+            )
+            if outcome.verdict == Verdict.PROVED:
+                stats.proved += 1
+            elif outcome.verdict == Verdict.REFUTED:
+                stats.refuted += 1
+            elif outcome.verdict == Verdict.UNREACHABLE:
+                stats.unreachable += 1
         for binding in [*class_facts.bindings, *accesses]:
             if binding.kind == "argument":
                 # An index pointer passed by position to a function whose parameters are not

@@ -25,6 +25,7 @@ class Launcher:
     name: str
     param: str
     span: Span
+    callers: frozenset[str] = frozenset()  # files that call it: where its grid scalars come from
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,14 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
                 if grid:
                     line = block.header_line + body.count("\n", 0, grid.start())
                     found[kernel] = Launcher(kernel, param, Span(source.path, line, 0, line, 0))
-    return found
+    callers: dict[str, set[str]] = {kernel: set() for kernel in found}
+    for source in files:
+        for kernel in found:
+            if re.search(rf"(?<!def )\b{re.escape(kernel)}\s*\(", source.text):
+                callers[kernel].add(source.path)
+    return {
+        kernel: Launcher(l.name, l.param, l.span, frozenset(callers[kernel])) for kernel, l in found.items()
+    }
 
 
 def block_rows(profile: Profile, kernel: str) -> list[BlockRow]:

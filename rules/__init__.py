@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.rules.buffer_too_small import BufferTooSmall
+from idxcheck.rules.capture_replay_mismatch import CaptureReplayMismatch
 from idxcheck.rules.grid_scalar_too_small import GridScalarTooSmall
 from idxcheck.rules.grid_stride_disagree import GridStrideDisagree
 from idxcheck.rules.indptr_stride_mismatch import IndptrStrideMismatch
@@ -13,6 +14,7 @@ from idxcheck.rules.indptr_wrong_length import IndptrWrongLength
 REGISTRY: tuple[type[Rule], ...] = (
     IndptrStrideMismatch,
     GridScalarTooSmall,
+    CaptureReplayMismatch,
     IndptrWrongLength,
     BufferTooSmall,
     GridStrideDisagree,

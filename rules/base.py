@@ -52,6 +52,9 @@ class Rule:
     # A claim that does not depend on the forward mode (a shape, a capacity) is also checked on
     # paths that no mode condition reaches, and reported once for all modes.
     mode_independent: ClassVar[bool] = False
+    # Compares two bindings of one target (capture against replay) instead of one binding
+    # against the runtime width; such a rule implements `compare`.
+    pairwise: ClassVar[bool] = False
 
     def claim(
         self,

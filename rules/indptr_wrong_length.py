@@ -8,7 +8,18 @@ from idxcheck.extract.values import LayoutV, Value
 from idxcheck.profile import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym import poly
-from idxcheck.sym.terms import TRUE, Const, Sym, Term, binop, cmp, conj, term_leaves, RuntimeWidth
+from idxcheck.sym.terms import (
+    TRUE,
+    Const,
+    RuntimeWidth,
+    Sym,
+    Term,
+    binop,
+    cmp,
+    conj,
+    symbols_of,
+    term_leaves,
+)
 
 MESSAGE = "index pointer `{site}` does not have one entry per request boundary ({what}) in {mode}"
 
@@ -91,7 +102,9 @@ class Backend:
         if not per_request:
             if count is None or any(isinstance(leaf, RuntimeWidth) for leaf in term_leaves(boundaries)):
                 return NoClaim(f"the length of `{value.text}` is not modelled", unsupported=True)
-            parts.append(cmp("==", binop("%", boundaries, Sym("bs")), Const(0)))
+            # A preallocation is sized from the largest batch, a per-forward pointer from the batch.
+            batch = "max_bs" if "max_bs" in symbols_of(boundaries) else "bs"
+            parts.append(cmp("==", binop("%", boundaries, Sym(batch)), Const(0)))
         if binding is not None and binding.target_upper is not None and binding.source_length is not None:
             lower = binding.target_lower if binding.target_lower is not None else Const(0)
             parts.append(cmp("==", binop("-", binding.target_upper, lower), binding.source_length))

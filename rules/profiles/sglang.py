@@ -241,6 +241,14 @@ GRID_WORDS: tuple[tuple[str, ...], ...] = (
 ROLE_PREFIXES = frozenset({"cuda", "graph", "cg", "decode", "dense", "self", "plan", "static"})
 ROLE_SUFFIXES = frozenset({"buf", "buffer", "cpu", "host", "device", "gpu", "np", "decode"})
 
+# Which entry points build metadata at CUDA-graph capture, which refill it before replay, and
+# which build it for eager runs; `init_forward_metadata_out_graph(in_capture=...)` does both,
+# told apart by its `in_capture` flag.
+CAPTURE_ENTRIES = ("init_forward_metadata_capture_cuda_graph",)
+REPLAY_ENTRIES = ("init_forward_metadata_replay_cuda_graph",)
+EAGER_ENTRIES = ("init_forward_metadata",)
+CAPTURE_FLAG = "rt:in_capture"
+
 # Backend entry points that the runtime calls. Other public methods are entries too; these are
 # entries even when another method of the class also calls them.
 ENTRY_POINTS = frozenset(

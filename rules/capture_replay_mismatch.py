@@ -1,0 +1,103 @@
+"""IDX003 capture-replay-mismatch."""
+
+from __future__ import annotations
+
+from idxcheck.extract.interpreter import Binding
+from idxcheck.extract.layouts import Pairing
+from idxcheck.extract.values import LayoutV, RuntimeV, Value
+from idxcheck.profile import ROLE_QO
+from idxcheck.rules.base import Claim, NoClaim, Rule
+from idxcheck.sym.render import render_term
+from idxcheck.sym.terms import FALSE, Const, Term, cmp, substitute_width
+
+MESSAGE = "`{name}` is laid out with `{site}` here but {what} in {mode}"
+
+
+class CaptureReplayMismatch(Rule):
+    """The metadata built at CUDA-graph capture and the metadata refilled before replay of one
+    mode describe the same per-request layout.
+
+    **Invariant.** A graph replays the kernels it captured, with the grid and every Python
+    scalar frozen at capture. The index pointer refilled before each replay must therefore have
+    the layout the capture built: the same uniform stride, not a uniform stride at capture and
+    the cumulative sum of per-request lengths at replay (or the reverse). The eager path of the
+    same mode, when it also builds a uniform layout, must use the same width.
+
+    **Why it breaks.** Capture and replay often live in two methods (`..._capture_cuda_graph`,
+    `..._replay_cuda_graph`) edited separately; a width changed in one keeps the other's, and
+    only runs with the changed configuration replay the difference.
+
+    **Example.**
+
+        def init_forward_metadata_capture_cuda_graph(...):
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * ndt + 1, ndt)
+        def init_forward_metadata_replay_cuda_graph(...):
+            self.qo_indptr[1 : bs + 1] = torch.cumsum(spec_info.accept_length, 0)
+
+    **Fix.** Build the layout in one helper called from both paths.
+    """
+
+    code = "IDX003"
+    name = "capture-replay-mismatch"
+    roles = frozenset({ROLE_QO})
+    summary = "capture-time and replay-time (or eager) layouts of one mode differ"
+    message = MESSAGE
+    pairwise = True
+
+    VALID = (
+        '''
+class Backend:
+    def __init__(self, model_runner):
+        self.ndt = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, forward_mode, spec_info):
+        if forward_mode.is_target_verify():
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * self.ndt + 1, self.ndt)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if forward_mode.is_target_verify():
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * self.ndt + 1, self.ndt)
+''',
+    )
+    INVALID = (
+        '''
+class Backend:
+    def __init__(self, model_runner):
+        self.ndt = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, forward_mode, spec_info):
+        if forward_mode.is_target_verify():
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * self.ndt + 1, self.ndt)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if forward_mode.is_target_verify():
+            self.qo_indptr[1 : bs + 1] = torch.cumsum(spec_info.accept_length, dim=0)  # expect: IDX003
+''',
+    )
+
+    def claim(
+        self,
+        value: Value,
+        width: Term,
+        pair: Pairing | None = None,
+        binding: Binding | None = None,
+    ) -> Claim | NoClaim:
+        return NoClaim("compared in pairs")
+
+    def compare(self, other: Value, value: Value, width: Term, other_phase: str) -> Claim | NoClaim:
+        """`value` (replay, or eager) against `other` (capture) in one mode."""
+        if isinstance(value, LayoutV) and isinstance(other, LayoutV):
+            return Claim(
+                subject=value.stride,
+                holds=cmp("==", substitute_width(value.stride, width), substitute_width(other.stride, width)),
+                what=f"with stride `{render_term(other.stride)}` at {other_phase} (`{other.text}`)",
+            )
+        if isinstance(value, LayoutV) and isinstance(other, RuntimeV) and other_phase == "capture":
+            return Claim(subject=value.stride, holds=FALSE, what="from runtime lengths at capture")
+        if isinstance(value, RuntimeV) and isinstance(other, LayoutV) and other_phase == "capture":
+            return Claim(
+                subject=Const(0),
+                holds=FALSE,
+                what=f"with the uniform stride `{render_term(other.stride)}` at capture (`{other.text}`)",
+            )
+        return NoClaim("not two layouts to compare")
