@@ -65,6 +65,10 @@ class Profile:
     kernel_grids: dict[str, tuple[str, str]]
     kernel_block_m: dict[str, tuple[tuple[str, int, int, int], ...]]
     head_dims: tuple[int, ...]
+    capture_entries: tuple[str, ...]
+    replay_entries: tuple[str, ...]
+    eager_entries: tuple[str, ...]
+    capture_flag: str
     runner_symbols: dict[str, str]
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
@@ -155,5 +159,9 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         kernel_grids=dict(getattr(module, "KERNEL_GRIDS", {})),
         kernel_block_m=dict(getattr(module, "KERNEL_BLOCK_M", {})),
         head_dims=tuple(getattr(module, "HEAD_DIMS", ())),
+        capture_entries=tuple(getattr(module, "CAPTURE_ENTRIES", ())),
+        replay_entries=tuple(getattr(module, "REPLAY_ENTRIES", ())),
+        eager_entries=tuple(getattr(module, "EAGER_ENTRIES", ())),
+        capture_flag=getattr(module, "CAPTURE_FLAG", ""),
         runner_symbols=dict(getattr(module, "RUNNER_SYMBOLS", {})),
     )
