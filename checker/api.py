@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from idxcheck import suppressions
 from idxcheck.catalog import known_codes
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
-from idxcheck.engine import LoadedTree, load_tree, scan_tree
+from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
 from idxcheck.findings import FileError, Finding, ScanResult
 from idxcheck.pathmatch import path_matches, relative_posix
 from idxcheck.profile import load_profile
@@ -76,16 +76,12 @@ def scan(
     )
     candidates, errors = discover_files(paths, config)
     tree = LoadedTree(errors=list(errors))
-    # The engine has no per-file hook yet: load file by file (the same reading and prefilter as
-    # `engine.load_tree`) and count the analysis of the whole tree as the last step.
+    # Load file by file (the reading and prefilter of `engine.load_tree`) and count the
+    # analysis of the whole tree as the last step.
     total = len(candidates) + 1
-    one_file = replace(config, exclude=(), rooted_exclude=())
+    prefilter = Prefilter(profile)
     for done, candidate in enumerate(candidates, start=1):
-        part = load_tree([candidate.path], one_file, profile)
-        tree.files.extend(part.files)
-        tree.hits.update(part.hits)
-        tree.errors.extend(part.errors)
-        tree.walked += part.walked
+        load_file(candidate, tree, prefilter)
         if progress is not None:
             progress(done, total)
     result = scan_tree(tree, config, profile)

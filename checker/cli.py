@@ -38,11 +38,22 @@ class _Group(click.Group):
                 traceback.print_exc()
             else:
                 click.echo(
-                    f"idxcheck: internal error: {type(exc).__name__}: {exc} "
+                    f"idxcheck: internal error: {type(exc).__name__}: {_describe(exc)} "
                     "(run with --debug for the traceback)",
                     err=True,
                 )
             ctx.exit(EXIT_ERROR)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line about an exception, even when its `str` itself fails (the repr of a deeply
+    nested syntax tree recurses) or runs to pages."""
+    try:
+        text = str(exc)
+    except Exception:
+        return "(no description)"
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -181,6 +192,11 @@ def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     help="Read this TOML file instead of searching for [tool.idxcheck].",
 )
 @click.option("--isolated", is_flag=True, help="Ignore configuration files.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of verdicts and results ($IDXCHECK_CACHE_DIR, else ~/.cache/idxcheck).",
+)
 @click.option("--select", multiple=True, metavar="CODE", help="Only these rules (repeatable).")
 @click.option("--ignore", multiple=True, metavar="CODE", help="Skip these rules (repeatable).")
 @click.option(
@@ -274,6 +290,7 @@ def scan(
     output: str | None,
     config_path: str | None,
     isolated: bool,
+    no_cache: bool,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -327,6 +344,12 @@ def scan(
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if not no_cache:
+        from dataclasses import replace as _replace
+
+        from idxcheck.cache import default_cache_dir
+
+        config = _replace(config, cache_dir=str(default_cache_dir()))
 
     changed_files = changed.ChangedFiles(paths) if changed_only else None
     scan_paths = list(paths)
@@ -573,3 +596,25 @@ def rules(output_format: str) -> None:
 def _fail(message: str) -> NoReturn:
     click.echo(f"idxcheck: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+@main.group()
+def cache() -> None:
+    """The cache of solver verdicts and scan results."""
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete the cache."""
+    from idxcheck.cache import clear, default_cache_dir
+
+    directory = default_cache_dir()
+    click.echo(f"{'removed' if clear(directory) else 'no cache in'} {directory}")
+
+
+@cache.command("dir")
+def cache_dir() -> None:
+    """Print where the cache is."""
+    from idxcheck.cache import default_cache_dir
+
+    click.echo(str(default_cache_dir()))

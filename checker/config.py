@@ -25,6 +25,9 @@ class Config:
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     root: str | None = None  # None: the current directory
     source: str | None = None  # the configuration file read, if any
+    # Where verdicts and scan results are cached (None: no cache). The CLI sets the default
+    # folder unless --no-cache is given.
+    cache_dir: str | None = None
 
     def rule_enabled(self, code: str) -> bool:
         if code in self.ignore:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -57,8 +58,21 @@ def _excluded(path: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def discover(paths: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[Candidate | DiscoveryError]:
-    seen: set[str] = set()
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file a path leads to, links followed (device, inode); None when it leads nowhere.
+    One `stat` instead of resolving every component: walking a tree of thousands of files
+    costs a system call per file."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def discover(
+    paths: Sequence[str], exclude: Sequence[str] = ()
+) -> Iterator[Candidate | DiscoveryError]:
+    seen: set[tuple[int, int]] = set()
     for root in paths:
         if not os.path.lexists(root):
             yield DiscoveryError(root, "no such file or directory")
@@ -66,34 +80,40 @@ def discover(paths: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[Cand
         if os.path.isdir(root):
             yield from _walk(root, exclude, seen)
         elif os.path.isfile(root):
-            real = os.path.realpath(root)
-            if real not in seen and not _excluded(root, exclude):
-                seen.add(real)
+            identity = _identity(root)
+            if identity is not None and identity not in seen and not _excluded(root, exclude):
+                seen.add(identity)
                 yield Candidate(root, os.path.normpath(root))
         else:
-            yield DiscoveryError(root, "not a regular file or directory (broken link or special file)")
+            yield DiscoveryError(
+                root, "not a regular file or directory (broken link or special file)"
+            )
 
 
-def _walk(root: str, exclude: Sequence[str], seen: set[str]) -> Iterator[Candidate | DiscoveryError]:
-    visited_dirs: set[str] = set()
+def _walk(
+    root: str, exclude: Sequence[str], seen: set[tuple[int, int]]
+) -> Iterator[Candidate | DiscoveryError]:
+    visited_dirs: set[tuple[int, int]] = set()
     errors: list[DiscoveryError] = []
 
     def onerror(exc: OSError) -> None:
-        errors.append(DiscoveryError(exc.filename or root, f"cannot read directory: {exc.strerror}"))
+        errors.append(
+            DiscoveryError(exc.filename or root, f"cannot read directory: {exc.strerror}")
+        )
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=True):
-        real_dir = os.path.realpath(dirpath)
-        if real_dir in visited_dirs:
+        identity = _identity(dirpath)
+        if identity is None or identity in visited_dirs:
             # A symlink back into a directory already walked: a loop, or a second route.
             dirnames[:] = []
             continue
-        visited_dirs.add(real_dir)
+        visited_dirs.add(identity)
         dirnames[:] = sorted(
             d
             for d in dirnames
             if d not in SKIP_DIRS
             and not d.endswith(".egg-info")
-            and not _excluded(os.path.join(dirpath, d), exclude)
+            and not (exclude and _excluded(os.path.join(dirpath, d), exclude))
         )
         yield from errors
         errors.clear()
@@ -101,16 +121,18 @@ def _walk(root: str, exclude: Sequence[str], seen: set[str]) -> Iterator[Candida
             if not name.endswith((".py", ".pyi")):
                 continue
             full = os.path.join(dirpath, name)
-            if _excluded(full, exclude):
+            if exclude and _excluded(full, exclude):
                 continue
-            if not os.path.exists(full):
+            try:
+                info = os.stat(full)
+            except (OSError, ValueError):
                 yield DiscoveryError(full, "broken symbolic link or a link loop")
                 continue
-            real = os.path.realpath(full)
-            if real in seen:
+            file_identity = (info.st_dev, info.st_ino)
+            if file_identity in seen:
                 continue
-            seen.add(real)
-            if not os.path.isfile(full):
+            seen.add(file_identity)
+            if not stat.S_ISREG(info.st_mode):
                 yield DiscoveryError(full, "not a regular file")
                 continue
             yield Candidate(full, os.path.normpath(full))

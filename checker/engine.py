@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from idxcheck.cache import Cache, digest
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.extract.classes import (
@@ -71,6 +73,7 @@ from idxcheck.sym.terms import (
     substitute_width,
     substitute_width_formula,
     term_leaves,
+    stable_hash,
     untag,
     untag_formula,
 )
@@ -110,35 +113,45 @@ def _prefilter_regex(profile: Profile) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(word) for word in profile.prefilter))
 
 
+class Prefilter:
+    """The cheap text test that decides which files are read as Python: a role name, a runner
+    word or a tree-fact pattern must occur. It runs on raw bytes first, so most files are never
+    decoded."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.regex = _prefilter_regex(profile)
+        self.raw = re.compile(b"|".join(re.escape(word.encode()) for word in profile.prefilter))
+
+
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
     tree = LoadedTree()
-    pattern = _prefilter_regex(profile)
+    prefilter = Prefilter(profile)
     for item in discover(paths, config.exclude):
         if isinstance(item, DiscoveryError):
             tree.errors.append(FileError(item.path, item.message))
             continue
-        tree.walked += 1
-        _load_one(item, tree, pattern)
+        load_file(item, tree, prefilter)
     return tree
 
 
-def _load_one(item: Candidate, tree: LoadedTree, pattern: re.Pattern[str]) -> None:
+def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
+    """Read one discovered file into the tree when it passes the prefilter."""
+    tree.walked += 1
     try:
         with open(item.path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
-    # The prefilter runs on raw bytes first: most files never get decoded.
     facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
-    if not facts_only and not any(word.encode() in data for word in pattern.pattern.replace("\\", "").split("|")):
+    if not facts_only and prefilter.raw.search(data) is None:
         return
     try:
         text_file = SourceFile.from_bytes(item.display, data)
     except SourceError as exc:
         tree.errors.append(FileError(item.display, str(exc)))
         return
-    lines = [text_file.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text_file.text)]
+    lines = [text_file.text.count("\n", 0, m.start()) + 1 for m in prefilter.regex.finditer(text_file.text)]
     if lines or facts_only:
         tree.files.append(text_file)
         tree.hits[text_file.path] = sorted(set(lines))
@@ -299,6 +312,7 @@ class Checker:
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
         self.class_constraints: list[TreeConstraint] = []
         self.launchers: dict[str, Launcher] = {}
+        self.disk: Cache | None = None
 
     def kernel_severity(self, outcome: Outcome) -> KernelVerdict | None:
         """For a refuted grid obligation whose scalar reaches a launcher of the scanned tree:
@@ -580,7 +594,18 @@ class Checker:
         key = (untag_formula(assumptions), untag_formula(violation))
         found = self._cache.get(key)
         if found is None:
-            found = self.solver.check(assumptions, violation)
+            disk_key = self._disk_key("check", assumptions, violation)
+            stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+            if stored is not None:
+                from idxcheck.solve.result import result_from_dict
+
+                found = result_from_dict(stored)
+            else:
+                found = self.solver.check(assumptions, violation)
+                if self.disk is not None:
+                    from idxcheck.solve.result import result_to_dict
+
+                    self.disk.put_verdict(disk_key, result_to_dict(found))
             self._cache[key] = found
         return found
 
@@ -588,9 +613,27 @@ class Checker:
         key = (untag_formula(formula), TRUE)
         found = self._cache.get(key)
         if found is None:
-            found = self.solver.satisfiable(formula)
+            disk_key = self._disk_key("reachable", formula, TRUE)
+            stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+            if stored is not None:
+                found = stored["reachable"]
+            else:
+                found = self.solver.satisfiable(formula)
+                if self.disk is not None:
+                    self.disk.put_verdict(disk_key, {"reachable": found})
             self._cache[key] = found
         return found  # type: ignore[no-any-return]
+
+    def _disk_key(self, kind: str, first: Formula, second: Formula) -> str:
+        if self.disk is None:
+            return ""
+        return self.disk.verdict_key(
+            kind,
+            str(self.config.rlimit),
+            "\n".join(c.text for c in self.profile.domain),
+            stable_hash(first),
+            stable_hash(second),
+        )
 
 
 def _specialise_value(value: Value, mode: str) -> Value:
@@ -819,7 +862,46 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None)
     return scan_tree(tree, config, profile)
 
 
+def solver_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("z3-solver")
+    except Exception:  # noqa: BLE001 - any failure means "unknown version": no cache reuse
+        return "unknown"
+
+
+def tree_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
+    """What a scan result depends on: every file read after the prefilter, the walk's errors,
+    the configuration and the versions."""
+    settings = sorted((k, v) for k, v in config.__dict__.items() if k != "cache_dir")
+    parts = [cache.versions(), repr(settings), profile.name]
+    parts.append(str(tree.walked))
+    parts.extend(f"{e.path}\0{e.message}" for e in sorted(tree.errors, key=lambda e: (e.path, e.message)))
+    parts.extend(f"{s.path}\0{digest(s.text)}" for s in sorted(tree.files, key=lambda s: s.path))
+    return digest(*parts)
+
+
 def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
+    if config.cache_dir is None:
+        return _scan_tree(tree, config, profile, None)
+    from idxcheck.result_codec import result_from_dict, result_to_dict
+
+    cache = Cache(Path(config.cache_dir), solver_version())
+    try:
+        key = tree_key(tree, config, profile, cache)
+        stored = cache.get_result(key)
+        if stored is not None:
+            return result_from_dict(stored)
+        result = _scan_tree(tree, config, profile, cache)
+        cache.put_result(key, result_to_dict(result))
+        cache.prune()
+        return result
+    finally:
+        cache.close()
+
+
+def _scan_tree(tree: LoadedTree, config: Config, profile: Profile, cache: Cache | None) -> ScanResult:
     result = ScanResult()
     result.errors.extend(tree.errors)
     stats = result.stats
@@ -868,7 +950,9 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
             result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
         if parsed:
             stats.parsed += 1
-    check_facts(facts, config, profile, modes, runtime, result, constraints, find_launchers(tree.files, profile))
+    check_facts(
+        facts, config, profile, modes, runtime, result, constraints, find_launchers(tree.files, profile), cache
+    )
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
     result.outcomes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict))
@@ -927,9 +1011,11 @@ def check_facts(
     result: ScanResult,
     constraints: TreeConstraints | None = None,
     launchers: dict[str, Launcher] | None = None,
+    cache: Cache | None = None,
 ) -> None:
     checker = Checker(profile, config, modes, runtime)
     checker.launchers = launchers or {}
+    checker.disk = cache
     builder = FindingBuilder(profile)
     stats = result.stats
     site_locs: set[int] = set()

@@ -34,19 +34,11 @@ from idxcheck.sym.terms import (
     formula_atoms,
     formula_symbols,
 )
+from idxcheck.solve.types import SolveResult
 from idxcheck.verdicts import Verdict
 
 from idxcheck.solve_budget import DEFAULT_RLIMIT
 _SEARCH_FLOOR = 0
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    verdict: Verdict
-    model: dict[str, int] = field(default_factory=dict)
-    atoms: dict[str, bool] = field(default_factory=dict)
-    needs: dict[str, int] = field(default_factory=dict)
-    reason: str = ""
 
 
 def solver_version() -> str:

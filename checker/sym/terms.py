@@ -587,3 +587,43 @@ def simplify_formula(formula: Formula) -> Formula:
     if isinstance(formula, Not):
         return neg(simplify_formula(formula.arg))
     return formula
+
+
+def stable_hash(node: object, _memo: dict[int, str] | None = None) -> str:
+    """A hash of a term or formula's structure that is the same in every run (Python's own
+    `hash` of strings and frozensets changes with PYTHONHASHSEED): the verdict cache's key.
+    Provenance is left out; shared subterms are hashed once."""
+    import hashlib
+
+    memo: dict[int, str] = {} if _memo is None else _memo
+    found = memo.get(id(node))
+    if found is not None:
+        return found
+    if isinstance(node, Tagged):
+        result = stable_hash(node.inner, memo)
+    elif isinstance(node, (Const, Sym, RuntimeInt, Unknown, Atom, BoolConst)):
+        result = hashlib.sha256(repr(node).encode()).hexdigest()
+    elif isinstance(node, RuntimeWidth):
+        result = hashlib.sha256(b"RuntimeWidth").hexdigest()
+    elif isinstance(node, ModeIs):
+        result = hashlib.sha256(("ModeIs" + ",".join(sorted(node.members))).encode()).hexdigest()
+    elif isinstance(node, BinOp):
+        result = hashlib.sha256(
+            f"BinOp{node.op}{stable_hash(node.left, memo)}{stable_hash(node.right, memo)}".encode()
+        ).hexdigest()
+    elif isinstance(node, Ite):
+        parts = (stable_hash(node.cond, memo), stable_hash(node.then, memo), stable_hash(node.other, memo))
+        result = hashlib.sha256(("Ite" + "".join(parts)).encode()).hexdigest()
+    elif isinstance(node, Cmp):
+        result = hashlib.sha256(
+            f"Cmp{node.op}{stable_hash(node.left, memo)}{stable_hash(node.right, memo)}".encode()
+        ).hexdigest()
+    elif isinstance(node, (And, Or)):
+        inner = "".join(stable_hash(a, memo) for a in node.args)
+        result = hashlib.sha256((type(node).__name__ + inner).encode()).hexdigest()
+    elif isinstance(node, Not):
+        result = hashlib.sha256(("Not" + stable_hash(node.arg, memo)).encode()).hexdigest()
+    else:
+        raise TypeError(f"not a term or formula: {node!r}")
+    memo[id(node)] = result
+    return result

@@ -1,0 +1,195 @@
+"""The on-disk cache: solver verdicts by obligation, and whole scan results by tree.
+
+- A verdict is keyed by a hash of the obligation's normalised formulas (provenance stripped, so
+  a moved line keeps its key) plus the tool version, the solver version and the resource limit:
+  a changed expression or a new release of either misses, nothing else does.
+- A scan result is keyed by the contents of every file the scan reads (after the prefilter), the
+  configuration and the same versions: a warm scan of an unchanged tree reads the files, hashes
+  them and returns the stored result.
+
+Stored in SQLite (WAL mode), so concurrent runs (pre-commit in parallel terminals, two CI jobs
+on one runner) neither corrupt nor block each other for long; bounded in size (least recently
+used entries are dropped past the limit)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from idxcheck import __version__
+
+MAX_VERDICTS = 200_000
+MAX_RESULTS = 64
+SCHEMA = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("IDXCHECK_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "idxcheck"
+
+
+_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """The checker's own code, by file name, size and modification time: an editable install
+    whose rules or extractor change (same version number) must not reuse old verdicts."""
+    if not _FINGERPRINT:
+        import idxcheck
+        import idxcheck.rules
+
+        entries: list[str] = []
+        for package in (idxcheck, idxcheck.rules):
+            root = Path(package.__file__ or "").parent
+            for path in sorted(root.rglob("*.py")):
+                try:
+                    info = path.stat()
+                except OSError:
+                    continue
+                entries.append(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}")
+        _FINGERPRINT.append(digest(*entries)[:16])
+    return _FINGERPRINT[0]
+
+
+def digest(*parts: str) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode())
+        hasher.update(b"\x1f")
+    return hasher.hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: Path, solver_version: str = "") -> None:
+        self.directory = directory
+        self.solver_version = solver_version
+        self._conn: sqlite3.Connection | None = None
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def path(self) -> Path:
+        return self.directory / "cache.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT, used REAL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT, used REAL)"
+            )
+            self._conn = conn
+        return self._conn
+
+    def versions(self) -> str:
+        return f"idxcheck {__version__} ({code_fingerprint()}); z3 {self.solver_version}; schema {SCHEMA}"
+
+    # -- verdicts ---------------------------------------------------------------------------
+
+    def verdict_key(self, *parts: str) -> str:
+        return digest(self.versions(), *parts)
+
+    def get_verdict(self, key: str) -> dict[str, Any] | None:
+        try:
+            row = (
+                self._connect()
+                .execute("SELECT value FROM verdicts WHERE key = ?", (key,))
+                .fetchone()
+            )
+        except sqlite3.Error:
+            return None
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return json.loads(row[0])  # type: ignore[no-any-return]
+
+    def put_verdict(self, key: str, value: dict[str, Any]) -> None:
+        self._put("verdicts", key, value)
+
+    # -- whole results ----------------------------------------------------------------------
+
+    def get_result(self, key: str) -> dict[str, Any] | None:
+        try:
+            row = (
+                self._connect()
+                .execute("SELECT value FROM results WHERE key = ?", (key,))
+                .fetchone()
+            )
+            if row is not None:
+                self._connect().execute(
+                    "UPDATE results SET used = ? WHERE key = ?", (time.time(), key)
+                )
+        except sqlite3.Error:
+            return None
+        return json.loads(row[0]) if row is not None else None
+
+    def put_result(self, key: str, value: dict[str, Any]) -> None:
+        self._put("results", key, value)
+
+    def _put(self, table: str, key: str, value: dict[str, Any]) -> None:
+        try:
+            conn = self._connect()
+            conn.execute(
+                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
+                (key, json.dumps(value, sort_keys=True), time.time()),
+            )
+        except sqlite3.Error:
+            pass  # a cache that cannot be written is only slower
+
+    def prune(self) -> None:
+        try:
+            conn = self._connect()
+            for table, limit in (("verdicts", MAX_VERDICTS), ("results", MAX_RESULTS)):
+                (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+                if count > limit:
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE key IN (SELECT key FROM {table} ORDER BY used LIMIT ?)",
+                        (count - limit,),
+                    )
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def clear(directory: Path) -> bool:
+    path = directory / "cache.sqlite3"
+    removed = False
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(path) + suffix)
+        if candidate.exists():
+            candidate.unlink()
+            removed = True
+    return removed
+
+
+@contextmanager
+def opened(directory: Path | None, solver_version: str) -> Iterator[Cache | None]:
+    if directory is None:
+        yield None
+        return
+    cache = Cache(directory, solver_version)
+    try:
+        yield cache
+    finally:
+        cache.prune()
+        cache.close()

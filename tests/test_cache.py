@@ -1,0 +1,114 @@
+"""The on-disk cache: a warm scan gives the cold scan's result, and any change that could alter a
+verdict (a file's text, the configuration, the tool's or the solver's version) misses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from idxcheck import cache as cache_module
+from idxcheck.cli import main
+from idxcheck.config import Config
+from idxcheck.engine import scan
+from idxcheck.report.json_format import to_dict
+
+FIXTURES = Path("fixtures")
+
+
+def _json(paths: list[str], cache_dir: Path | None, **overrides: object) -> dict[str, object]:
+    config = Config(cache_dir=str(cache_dir) if cache_dir else None, **overrides)  # type: ignore[arg-type]
+    doc = to_dict(scan(paths, config))
+    doc.pop("stats", None)  # seconds differ run to run
+    return doc
+
+
+def _rows(cache_dir: Path, table: str) -> int:
+    with sqlite3.connect(cache_dir / "cache.sqlite3") as conn:
+        (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+    return int(count)
+
+
+def test_warm_scan_equals_cold_scan_and_uncached_scan(tmp_path: Path) -> None:
+    paths = [str(FIXTURES / "bugs"), str(FIXTURES / "correct")]
+    uncached = _json(paths, None)
+    cold = _json(paths, tmp_path)
+    assert _rows(tmp_path, "results") == 1
+    assert _rows(tmp_path, "verdicts") > 0
+    warm = _json(paths, tmp_path)
+    assert uncached == cold == warm
+    assert uncached["findings"], "the fixtures hold findings: the comparison is not vacuous"
+
+
+def test_changed_file_misses_the_result_but_reuses_verdicts(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "bugs", tree)
+    cache_dir = tmp_path / "cache"
+    before = _json([str(tree)], cache_dir)
+    verdicts = _rows(cache_dir, "verdicts")
+    # Moving every site down one line changes no obligation: new result, no new verdict.
+    target = tree / "eagle_draft_extend_v2.py"
+    target.write_text("# moved\n" + target.read_text())
+    after = _json([str(tree)], cache_dir)
+    assert _rows(cache_dir, "results") == 2
+    assert _rows(cache_dir, "verdicts") == verdicts
+    moved = [f for f in after["findings"] if f["path"].endswith("eagle_draft_extend_v2.py")]  # type: ignore[index,union-attr]
+    original = [f for f in before["findings"] if f["path"].endswith("eagle_draft_extend_v2.py")]  # type: ignore[index,union-attr]
+    assert moved and [f["line"] for f in moved] == [f["line"] + 1 for f in original]
+
+
+def test_fixed_file_is_not_served_a_stale_finding(tmp_path: Path) -> None:
+    target = tmp_path / "backend.py"
+    target.write_text((FIXTURES / "bugs" / "eagle_draft_extend_v2.py").read_text())
+    cache_dir = tmp_path / "cache"
+    before = _json([str(target)], cache_dir)["findings"]
+    assert before
+    fixed = target.read_text().replace(
+        "self.speculative_num_steps + 1", "self.speculative_num_draft_tokens"
+    )
+    assert fixed != target.read_text(), "the fixture's stride moved: update this test"
+    target.write_text(fixed)
+    after = _json([str(target)], cache_dir)["findings"]
+    assert after == _json([str(target)], None)["findings"]
+    assert after != before
+
+
+def test_configuration_and_versions_are_part_of_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")]
+    _json(paths, tmp_path)
+    _json(paths, tmp_path, domain=("topk == 1",))
+    assert _rows(tmp_path, "results") == 2
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    _json(paths, tmp_path)
+    assert _rows(tmp_path, "results") == 3
+    monkeypatch.setattr(cache_module, "_FINGERPRINT", ["edited-checker"])
+    _json(paths, tmp_path)
+    assert _rows(tmp_path, "results") == 4
+
+
+def test_corrupt_cache_is_only_slower(tmp_path: Path) -> None:
+    paths = [str(FIXTURES / "bugs")]
+    (tmp_path / "cache.sqlite3").write_bytes(b"this is not a database" * 100)
+    assert _json(paths, tmp_path) == _json(paths, None)
+
+
+def test_cli_cache_commands_and_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IDXCHECK_CACHE_DIR", str(tmp_path))
+    runner = CliRunner()
+    assert runner.invoke(main, ["cache", "dir"]).output.strip() == str(tmp_path)
+    runner.invoke(main, ["scan", "--no-cache", "fixtures/bugs"])
+    assert not (tmp_path / "cache.sqlite3").exists()
+    first = runner.invoke(main, ["scan", "--format", "json", "fixtures/bugs"])
+    assert (tmp_path / "cache.sqlite3").exists()
+    second = runner.invoke(main, ["scan", "--format", "json", "fixtures/bugs"])
+    assert first.exit_code == second.exit_code == 1
+    strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "stats"}  # noqa: E731
+    assert strip(first.output) == strip(second.output)
+    cleared = runner.invoke(main, ["cache", "clear"])
+    assert cleared.exit_code == 0 and "removed" in cleared.output
+    assert not (tmp_path / "cache.sqlite3").exists()
