@@ -21,7 +21,18 @@ def sglang_tree(version: str) -> Path:
     found = sorted(wheels.glob(f"sglang-{version}-*.whl"))
     if not found:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(wheels), f"sglang=={version}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                str(wheels),
+                f"sglang=={version}",
+            ],
             check=True,
         )
         found = sorted(wheels.glob(f"sglang-{version}-*.whl"))

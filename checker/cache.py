@@ -147,7 +147,9 @@ class Cache:
             conn = self._connect()
             conn.execute(
                 f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
-                (key, json.dumps(value, sort_keys=True), time.time()),
+                # Keys in their order: a warm run must print dicts (counterexample, replay)
+                # exactly as the cold run did.
+                (key, json.dumps(value), time.time()),
             )
         except sqlite3.Error:
             pass  # a cache that cannot be written is only slower

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from idxcheck.cache import Cache, digest
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
+from idxcheck.engine_cases import lift_formula
 from idxcheck.extract.classes import (
     ClassFacts,
     analyse_class,
@@ -24,57 +25,60 @@ from idxcheck.extract.classes import (
     is_mode_enum,
     read_mode_model,
 )
-from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
-from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.constraints import TreeConstraint, TreeConstraints, read_constraints
-from idxcheck.kernels import BlockRow, Launcher, block_rows, drops_rows, find_launchers
+from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
+from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
+from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
-from idxcheck.engine_cases import lift_formula, lift_term
-from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
+from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote
+from idxcheck.kernels import BlockRow, Launcher, block_rows, drops_rows, find_launchers
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
+from idxcheck.solve.types import SolveResult
 from idxcheck.spans import Loc, Span
-from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_formula, eval_term, primary_tag, selected_tags
+from idxcheck.sym.evaluate import (
+    Assignment,
+    NotConcrete,
+    eval_formula,
+    eval_term,
+    primary_tag,
+    selected_tags,
+)
 from idxcheck.sym.render import render_formula, render_term
 from idxcheck.sym.terms import (
-    RuntimeWidth,
     FALSE,
     TRUE,
     And,
     Atom,
-    BinOp,
     Cmp,
+    Const,
     Formula,
-    Ite,
     Not,
     Or,
     RuntimeInt,
-    Tagged,
+    RuntimeWidth,
     Term,
     Unknown,
-    Const,
     conj,
     conjuncts,
     const_value,
     disj,
-    relative_to,
     formula_atoms,
-    formula_symbols,
     formula_mentions_mode,
+    formula_symbols,
     neg,
+    relative_to,
     simplify,
     simplify_formula,
     specialise_formula,
     specialise_term,
+    stable_hash,
     substitute_width,
     substitute_width_formula,
     term_leaves,
-    stable_hash,
-    untag,
     untag_formula,
 )
 from idxcheck.verdicts import Verdict
@@ -151,7 +155,10 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
     except SourceError as exc:
         tree.errors.append(FileError(item.display, str(exc)))
         return
-    lines = [text_file.text.count("\n", 0, m.start()) + 1 for m in prefilter.regex.finditer(text_file.text)]
+    lines = [
+        text_file.text.count("\n", 0, m.start()) + 1
+        for m in prefilter.regex.finditer(text_file.text)
+    ]
     if lines or facts_only:
         tree.files.append(text_file)
         tree.hits[text_file.path] = sorted(set(lines))
@@ -301,14 +308,19 @@ class KernelVerdict:
 class Checker:
     """Turns bindings into obligations and decides them, with a cache of verdicts."""
 
-    def __init__(self, profile: Profile, config: Config, modes: ModeModel, runtime: RuntimeModel) -> None:
+    def __init__(
+        self, profile: Profile, config: Config, modes: ModeModel, runtime: RuntimeModel
+    ) -> None:
         self.profile = profile
         self.config = config
         self.modes = modes
         self.runtime = runtime
         self.rules: list[Rule] = [cls() for cls in REGISTRY if config.rule_enabled(cls.code)]
         self._solver: Any = None
-        self._cache: dict[tuple[Formula, Formula], Any] = {}
+        # Verdicts by normalised formulas; checks and reachability queries apart, since a check
+        # of (P, True) and the reachability of P have the same formulas.
+        self._checked: dict[tuple[Formula, Formula], SolveResult] = {}
+        self._reached: dict[Formula, bool | None] = {}
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
         self.class_constraints: list[TreeConstraint] = []
         self.launchers: dict[str, Launcher] = {}
@@ -324,21 +336,27 @@ class Checker:
         launcher = self.launchers.get(target[0])
         if launcher is None or ob.binding.loc.span.path not in launcher.callers:
             return None
-        scalar = simplify(substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term))
+        scalar = simplify(
+            substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term)
+        )
         width = ob.runner.term
         best: tuple[tuple[int, list[int]], BlockRow, dict[str, int], int] | None = None
         latent: list[BlockRow] = []
         order = self.profile.symbol_order()
         arches = list(dict.fromkeys(r.arch for r in block_rows(self.profile, target[0])))
         kernel_constraints = [
-            c.formula for c in self.profile.domain if formula_symbols(c.formula) <= {"head_dim", "sm", "block_m"}
+            c.formula
+            for c in self.profile.domain
+            if formula_symbols(c.formula) <= {"head_dim", "sm", "block_m"}
         ]
         for row in block_rows(self.profile, target[0]):
             dims = [
                 d
                 for d in row.head_dims(self.profile.head_dims)
                 if all(
-                    eval_formula(c, Assignment(ints={"head_dim": d, "sm": row.sm, "block_m": row.block_m}))
+                    eval_formula(
+                        c, Assignment(ints={"head_dim": d, "sm": row.sm, "block_m": row.block_m})
+                    )
                     for c in kernel_constraints
                 )
             ]
@@ -350,7 +368,10 @@ class Checker:
                 continue
             # The first arch of the table (the one the runtime companion replays on) first,
             # then the smallest counterexample.
-            rank = (arches.index(row.arch), [result.model.get(name, 0) for name in order if name in result.model])
+            rank = (
+                arches.index(row.arch),
+                [result.model.get(name, 0) for name in order if name in result.model],
+            )
             if best is None or rank < best[0]:
                 best = (rank, row, dict(result.model), max(dims))
         if best is None:
@@ -359,7 +380,8 @@ class Checker:
                 {
                     r.block_m
                     for r in block_rows(self.profile, target[0])
-                    if self._check(ob.assumptions, drops_rows(scalar, width, r.block_m)).verdict == Verdict.REFUTED
+                    if self._check(ob.assumptions, drops_rows(scalar, width, r.block_m)).verdict
+                    == Verdict.REFUTED
                 }
             )
             return KernelVerdict(launcher, None, {}, tuple(latent), None, tuple(biting))
@@ -396,9 +418,13 @@ class Checker:
                         runners = (ANY_RUNNER,)
                     for pair_pc, pair in self._pairings(partners, mode, pc_mode):
                         for runner in runners:
-                            if runner.selector is not None and runner.selector not in formula_atoms(pc_mode):
+                            if runner.selector is not None and runner.selector not in formula_atoms(
+                                pc_mode
+                            ):
                                 continue
-                            claim = rule.claim(_specialise_value(value, mode), runner.term, pair, binding)
+                            claim = rule.claim(
+                                _specialise_value(value, mode), runner.term, pair, binding
+                            )
                             if isinstance(claim, NoClaim):
                                 yield (binding, rule, mode, claim)
                                 continue
@@ -412,12 +438,19 @@ class Checker:
                                 *(c.formula for c in self.class_constraints),
                             )
                             yield Obligation(
-                                rule, binding, value, mode, runner, claim, assumptions, tuple(self.class_constraints)
+                                rule,
+                                binding,
+                                value,
+                                mode,
+                                runner,
+                                claim,
+                                assumptions,
+                                tuple(self.class_constraints),
                             )
 
     def _pairings(
         self, partners: Sequence[Binding], mode: str, pc_mode: Formula
-    ) -> list[tuple[Formula, Pairing | None]]:  # noqa: C901
+    ) -> list[tuple[Formula, Pairing | None]]:
         """The index pointers built together with a grid scalar, in one mode."""
         found: list[tuple[Formula, Pairing | None]] = []
         for partner in partners:
@@ -436,7 +469,9 @@ class Checker:
                         pairing = Pairing(value.stride, False, value.text)
                 elif isinstance(value, RuntimeV):
                     pairing = Pairing(
-                        Unknown(f"the segments of `{partner.name}` are runtime lengths"), False, partner.name
+                        Unknown(f"the segments of `{partner.name}` are runtime lengths"),
+                        False,
+                        partner.name,
                     )
                 elif isinstance(value, UnknownV):
                     pairing = Pairing(Unknown(value.reason), False, partner.name)
@@ -444,7 +479,11 @@ class Checker:
                     # No index pointer handed over: the kernel takes one row per entry.
                     pairing = Pairing(Const(1), False, f"{partner.name}=None", none=True)
                 elif not isinstance(value, BufferV):
-                    pairing = Pairing(Unknown(f"`{partner.name}` is not an index vector idxcheck models"), False, partner.name)
+                    pairing = Pairing(
+                        Unknown(f"`{partner.name}` is not an index vector idxcheck models"),
+                        False,
+                        partner.name,
+                    )
                 elif isinstance(value, BufferV):
                     # A buffer filled elsewhere: its length still says how many segments it
                     # has. One per request: the grid must cover a request (the runtime width).
@@ -453,7 +492,9 @@ class Checker:
                         pairing = None
                     else:
                         pairing = Pairing(
-                            Unknown(f"the segments of the buffer `{partner.name}` are filled elsewhere"),
+                            Unknown(
+                                f"the segments of the buffer `{partner.name}` are filled elsewhere"
+                            ),
                             False,
                             partner.name,
                         )
@@ -478,7 +519,9 @@ class Checker:
                         for mode, pc_mode in self._per_mode(pc) or []:
                             phase = self._phase(binding, pc_mode)
                             if phase is not None:
-                                phased.setdefault(mode, {}).setdefault(phase, []).append((binding, pc_mode, value))
+                                phased.setdefault(mode, {}).setdefault(phase, []).append(
+                                    (binding, pc_mode, value)
+                                )
                 for mode, phases in phased.items():
                     runners = self.runtime.for_mode(mode) or (ANY_RUNNER,)
                     runner = runners[0]
@@ -492,15 +535,27 @@ class Checker:
                                 ):
                                     continue
                                 claim = rule.compare(
-                                    _specialise_value(value_c, mode), _specialise_value(value_b, mode), runner.term, "capture"
+                                    _specialise_value(value_c, mode),
+                                    _specialise_value(value_b, mode),
+                                    runner.term,
+                                    "capture",
                                 )
                                 if isinstance(claim, NoClaim):
                                     continue
                                 path = substitute_width_formula(
-                                    conj(self._without_flag(pc_b), self._without_flag(pc_c)), runner.term
+                                    conj(self._without_flag(pc_b), self._without_flag(pc_c)),
+                                    runner.term,
                                 )
                                 yield Obligation(
-                                    rule, binding, value_b, mode, runner, claim, conj(path, runner.cond), (), capture
+                                    rule,
+                                    binding,
+                                    value_b,
+                                    mode,
+                                    runner,
+                                    claim,
+                                    conj(path, runner.cond),
+                                    (),
+                                    capture,
                                 )
 
     def _phase(self, binding: Binding, pc: Formula) -> str | None:
@@ -526,7 +581,9 @@ class Checker:
                 part
                 for part in conjuncts(pc)
                 if not (isinstance(part, Atom) and part.key == flag)
-                and not (isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag)
+                and not (
+                    isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag
+                )
             )
         )
 
@@ -590,9 +647,9 @@ class Checker:
             outcome.reason = "read from the runtime"
         return outcome
 
-    def _check(self, assumptions: Formula, violation: Formula) -> Any:
+    def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:
         key = (untag_formula(assumptions), untag_formula(violation))
-        found = self._cache.get(key)
+        found = self._checked.get(key)
         if found is None:
             disk_key = self._disk_key("check", assumptions, violation)
             stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
@@ -606,23 +663,24 @@ class Checker:
                     from idxcheck.solve.result import result_to_dict
 
                     self.disk.put_verdict(disk_key, result_to_dict(found))
-            self._cache[key] = found
+            self._checked[key] = found
         return found
 
     def _reachable(self, formula: Formula) -> bool | None:
-        key = (untag_formula(formula), TRUE)
-        found = self._cache.get(key)
-        if found is None:
-            disk_key = self._disk_key("reachable", formula, TRUE)
-            stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
-            if stored is not None:
-                found = stored["reachable"]
-            else:
-                found = self.solver.satisfiable(formula)
-                if self.disk is not None:
-                    self.disk.put_verdict(disk_key, {"reachable": found})
-            self._cache[key] = found
-        return found  # type: ignore[no-any-return]
+        key = untag_formula(formula)
+        if key in self._reached:
+            return self._reached[key]
+        found: bool | None
+        disk_key = self._disk_key("reachable", formula, TRUE)
+        stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+        if stored is not None:
+            found = stored["reachable"]
+        else:
+            found = self.solver.satisfiable(formula)
+            if self.disk is not None:
+                self.disk.put_verdict(disk_key, {"reachable": found})
+        self._reached[key] = found
+        return found
 
     def _disk_key(self, kind: str, first: Formula, second: Formula) -> str:
         if self.disk is None:
@@ -680,8 +738,10 @@ class FindingBuilder:
         chosen = primary_tag(selected_tags(subject, env))
         fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
         primary = chosen[0] if chosen else fallback
-        site_text = chosen[1] if chosen else (
-            ob.value.text if isinstance(ob.value, LayoutV) else render_term(subject)
+        site_text = (
+            chosen[1]
+            if chosen
+            else (ob.value.text if isinstance(ob.value, LayoutV) else render_term(subject))
         )
         names = self.names()
         width_text = render_term(ob.runner.term, names)
@@ -691,26 +751,49 @@ class FindingBuilder:
             else width_text
         )
         message = ob.rule.format_message(
-            what=ob.claim.what, site=site_text, width=target_text, mode=ob.mode, name=ob.binding.name
+            what=ob.claim.what,
+            site=site_text,
+            width=target_text,
+            mode=ob.mode,
+            name=ob.binding.name,
         )
         related: list[Related] = []
         if ob.binding.loc.span.line != primary.span.line:
-            related.append(Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span))
+            related.append(
+                Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
+            )
         if isinstance(ob.value, LayoutV) and ob.value.loc.span.line not in (
             primary.span.line,
             ob.binding.loc.span.line,
         ):
-            related.append(Related("layout", f"index pointer built here: `{_clip(ob.value.text)}`", ob.value.loc.span))
+            related.append(
+                Related(
+                    "layout",
+                    f"index pointer built here: `{_clip(ob.value.text)}`",
+                    ob.value.loc.span,
+                )
+            )
         if ob.other is not None:
-            related.append(Related("capture", f"`{ob.other.name}` built at capture here", ob.other.loc.span))
+            related.append(
+                Related("capture", f"`{ob.other.name}` built at capture here", ob.other.loc.span)
+            )
         if ob.runner is ANY_RUNNER or ob.other is not None:
             pass
         elif ob.runner.from_profile:
             related.append(
-                Related("profile", f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files")
+                Related(
+                    "profile",
+                    f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files",
+                )
             )
         else:
-            related.append(Related("runner", f"{ob.runner.runner or 'runner'} lays out `{ob.runner.text}` tokens per request in {ob.mode}", ob.runner.span))
+            related.append(
+                Related(
+                    "runner",
+                    f"{ob.runner.runner or 'runner'} lays out `{ob.runner.text}` tokens per request in {ob.mode}",
+                    ob.runner.span,
+                )
+            )
         if len(ob.binding.chain) > 1:
             related.append(Related("entry", "reached from " + " -> ".join(ob.binding.chain)))
         own_symbols = formula_symbols(conj(ob.assumptions, ob.claim.holds))
@@ -727,7 +810,9 @@ class FindingBuilder:
         conditions = tuple(
             (atoms_text[key], value) for key, value in outcome.atoms.items() if key in atoms_text
         )
-        violation = render_formula(neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names)
+        violation = render_formula(
+            neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names
+        )
         explain = (
             f"site: `{site_text}` bound to `{ob.binding.name}` in {ob.binding.function} ({ob.binding.kind})",
             *(f"tree constraint: {c.text} ({c.span.path}:{c.span.line})" for c in ob.constraints),
@@ -767,12 +852,18 @@ class FindingBuilder:
             if kernel.row is not None:
                 row = kernel.row
                 latent_text = ", ".join(
-                    f"{r.block_m} ({r.arch}, head dim {r.head_lo}-{r.head_hi})" for r in kernel.latent_rows
+                    f"{r.block_m} ({r.arch}, head dim {r.head_lo}-{r.head_hi})"
+                    for r in kernel.latent_rows
                 )
-                counterexample = {k: v for k, v in kernel.model.items() if k in counterexample or k in own_symbols}
+                counterexample = {
+                    k: v for k, v in kernel.model.items() if k in counterexample or k in own_symbols
+                }
                 counterexample["head_dim"] = kernel.head_dim or 0
                 counterexample["block_m"] = row.block_m
-                cex_text = " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items()) + f" arch={row.arch}"
+                cex_text = (
+                    " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items())
+                    + f" arch={row.arch}"
+                )
                 message += f"; with BLOCK_M {row.block_m} ({row.arch}, head dim {kernel.head_dim}) rows are dropped"
                 replay["block_m"] = row.block_m
                 replay["head_dim"] = kernel.head_dim
@@ -780,23 +871,35 @@ class FindingBuilder:
                     replay[key] = kernel.model.get("bs", replay[key])
                 try:
                     env2 = Assignment(ints=kernel.model, mode=ob.mode, atoms=width_env.atoms)
-                    replay["tokens_per_req"] = eval_term(ob.runner.term, env2)
-                    replay["max_len"] = _evaluate(companions.get("max_len"), Assignment(ints=kernel.model, mode=ob.mode, width=replay["tokens_per_req"]))
-                    replay["qo_stride"] = _evaluate(companions.get("qo_stride"), Assignment(ints=kernel.model, mode=ob.mode, width=replay["tokens_per_req"]))
+                    tokens = eval_term(ob.runner.term, env2)
+                    replay["tokens_per_req"] = tokens
+                    at_block = Assignment(ints=kernel.model, mode=ob.mode, width=tokens)
+                    replay["max_len"] = _evaluate(companions.get("max_len"), at_block)
+                    replay["qo_stride"] = _evaluate(companions.get("qo_stride"), at_block)
                 except NotConcrete:
                     pass
                 if latent_text:
-                    explain = (*explain, f"latent under BLOCK_M {latent_text}: no configuration drops rows there")
+                    explain = (
+                        *explain,
+                        f"latent under BLOCK_M {latent_text}: no configuration drops rows there",
+                    )
             else:
                 severity = "warning"
                 message += f"; latent: no block size of `{kernel.launcher.name}` (BLOCK_M {rows}) drops rows in the domain"
                 if kernel.biting:
                     message += f"; it bites with BLOCK_M {', '.join(map(str, kernel.biting))}"
             related.append(
-                Related("kernel", f"`{kernel.launcher.name}` launches grid cdiv({kernel.launcher.param}, BLOCK_M)", kernel.launcher.span)
+                Related(
+                    "kernel",
+                    f"`{kernel.launcher.name}` launches grid cdiv({kernel.launcher.param}, BLOCK_M)",
+                    kernel.launcher.span,
+                )
             )
         elif ob.rule.code == "IDX002" and ob.binding.name in self.profile.kernel_grids:
-            explain = (*explain, f"the launcher `{self.profile.kernel_grids[ob.binding.name][0]}` is not in the scanned tree: plain rule")
+            explain = (
+                *explain,
+                f"the launcher `{self.profile.kernel_grids[ob.binding.name][0]}` is not in the scanned tree: plain rule",
+            )
         return Finding(
             code=ob.rule.code,
             name=ob.rule.name,
@@ -841,7 +944,9 @@ def _evaluate(term: Term | None, env: Assignment) -> int | None:
 def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
     config = config or Config()
     started = time.perf_counter()
-    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    profile = load_profile(
+        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
+    )
     tree = load_tree(paths, config, profile)
     result = scan_tree(tree, config, profile)
     result.stats.seconds = round(time.perf_counter() - started, 3)
@@ -851,7 +956,9 @@ def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
 def scan_source(text: str, path: str = "<string>", config: Config | None = None) -> ScanResult:
     """Scan one in-memory file (tests, VALID/INVALID cases)."""
     config = config or Config()
-    profile = load_profile(config.profile, {"domain": list(config.domain), "widths": dict(config.widths)})
+    profile = load_profile(
+        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
+    )
     tree = LoadedTree(walked=1)
     source = SourceFile(path, text)
     pattern = _prefilter_regex(profile)
@@ -867,7 +974,7 @@ def solver_version() -> str:
         from importlib.metadata import version
 
         return version("z3-solver")
-    except Exception:  # noqa: BLE001 - any failure means "unknown version": no cache reuse
+    except Exception:
         return "unknown"
 
 
@@ -877,7 +984,9 @@ def tree_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -
     settings = sorted((k, v) for k, v in config.__dict__.items() if k != "cache_dir")
     parts = [cache.versions(), repr(settings), profile.name]
     parts.append(str(tree.walked))
-    parts.extend(f"{e.path}\0{e.message}" for e in sorted(tree.errors, key=lambda e: (e.path, e.message)))
+    parts.extend(
+        f"{e.path}\0{e.message}" for e in sorted(tree.errors, key=lambda e: (e.path, e.message))
+    )
     parts.extend(f"{s.path}\0{digest(s.text)}" for s in sorted(tree.files, key=lambda s: s.path))
     return digest(*parts)
 
@@ -901,7 +1010,9 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
         cache.close()
 
 
-def _scan_tree(tree: LoadedTree, config: Config, profile: Profile, cache: Cache | None) -> ScanResult:
+def _scan_tree(
+    tree: LoadedTree, config: Config, profile: Profile, cache: Cache | None
+) -> ScanResult:
     result = ScanResult()
     result.errors.extend(tree.errors)
     stats = result.stats
@@ -951,11 +1062,21 @@ def _scan_tree(tree: LoadedTree, config: Config, profile: Profile, cache: Cache 
         if parsed:
             stats.parsed += 1
     check_facts(
-        facts, config, profile, modes, runtime, result, constraints, find_launchers(tree.files, profile), cache
+        facts,
+        config,
+        profile,
+        modes,
+        runtime,
+        result,
+        constraints,
+        find_launchers(tree.files, profile),
+        cache,
     )
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
-    result.outcomes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict))
+    result.outcomes.sort(
+        key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict)
+    )
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
 
@@ -990,7 +1111,9 @@ def runtime_model_from_tree(
                 result.errors.append(FileError(source.path, str(exc)))
                 continue
             except RecursionError:
-                result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+                result.errors.append(
+                    FileError(source.path, "expression nested too deeply to analyse")
+                )
                 continue
             result.errors.extend(FileError(path, message) for path, message in facts.errors)
             for width in facts.widths:
@@ -1044,13 +1167,20 @@ def check_facts(
             )
             for access in class_facts.accesses
         ]
-        for item in checker.pairwise_obligations(class_facts.bindings):
-            site_locs.add(id(item.binding.loc))
+        for pairwise in checker.pairwise_obligations(class_facts.bindings):
+            site_locs.add(id(pairwise.binding.loc))
             stats.obligations += 1
-            outcome = checker.decide(item)
+            outcome = checker.decide(pairwise)
             outcomes.append(outcome)
             result.outcomes.append(
-                SiteNote(item.rule.code, item.binding.loc.span, item.binding.function, item.mode, outcome.verdict, outcome.reason)
+                SiteNote(
+                    pairwise.rule.code,
+                    pairwise.binding.loc.span,
+                    pairwise.binding.function,
+                    pairwise.mode,
+                    outcome.verdict,
+                    outcome.reason,
+                )
             )
             if outcome.verdict == Verdict.PROVED:
                 stats.proved += 1
@@ -1064,20 +1194,41 @@ def check_facts(
                 # known: it pairs with the grid scalars of the call, but its name alone does not
                 # say that it is per-request query layout.
                 continue
-            partners = groups.get(id(binding.group), []) if binding.role == ROLE_GRID and binding.group is not None else []
+            partners = (
+                groups.get(id(binding.group), [])
+                if binding.role == ROLE_GRID and binding.group is not None
+                else []
+            )
             for item in checker.obligations(binding, partners):
-                if isinstance(item, tuple):
+                if not isinstance(item, Obligation):
                     _, rule, mode, no_claim = item
                     site_locs.add(id(binding.loc))
                     if no_claim.unsupported:
                         stats.obligations += 1
                         stats.unsupported += 1
                         result.outcomes.append(
-                            SiteNote(rule.code, binding.loc.span, binding.function, mode, Verdict.UNSUPPORTED, no_claim.reason)
+                            SiteNote(
+                                rule.code,
+                                binding.loc.span,
+                                binding.function,
+                                mode,
+                                Verdict.UNSUPPORTED,
+                                no_claim.reason,
+                            )
                         )
-                        _note(notes, rule.code, binding.loc, binding.function, mode, Verdict.UNSUPPORTED, no_claim.reason)
+                        _note(
+                            notes,
+                            rule.code,
+                            binding.loc,
+                            binding.function,
+                            mode,
+                            Verdict.UNSUPPORTED,
+                            no_claim.reason,
+                        )
                         if config.raise_on_unsupported:
-                            raise UnsupportedSiteError(f"{binding.loc.span.label()}: {no_claim.reason}")
+                            raise UnsupportedSiteError(
+                                f"{binding.loc.span.label()}: {no_claim.reason}"
+                            )
                     continue
                 site_locs.add(id(binding.loc))
                 stats.obligations += 1
@@ -1086,7 +1237,14 @@ def check_facts(
                 outcomes.append(outcome)
                 verdict = outcome.verdict
                 result.outcomes.append(
-                    SiteNote(item.rule.code, binding.loc.span, binding.function, item.mode, verdict, outcome.reason)
+                    SiteNote(
+                        item.rule.code,
+                        binding.loc.span,
+                        binding.function,
+                        item.mode,
+                        verdict,
+                        outcome.reason,
+                    )
                 )
                 if verdict == Verdict.PROVED:
                     stats.proved += 1
@@ -1094,10 +1252,26 @@ def check_facts(
                     stats.refuted += 1
                 elif verdict == Verdict.UNKNOWN:
                     stats.unknown += 1
-                    _note(notes, item.rule.code, binding.loc, binding.function, item.mode, verdict, outcome.reason or "solver budget exhausted")
+                    _note(
+                        notes,
+                        item.rule.code,
+                        binding.loc,
+                        binding.function,
+                        item.mode,
+                        verdict,
+                        outcome.reason or "solver budget exhausted",
+                    )
                 elif verdict == Verdict.UNSUPPORTED:
                     stats.unsupported += 1
-                    _note(notes, item.rule.code, binding.loc, binding.function, item.mode, verdict, outcome.reason)
+                    _note(
+                        notes,
+                        item.rule.code,
+                        binding.loc,
+                        binding.function,
+                        item.mode,
+                        verdict,
+                        outcome.reason,
+                    )
                     if config.raise_on_unsupported:
                         raise UnsupportedSiteError(f"{binding.loc.span.label()}: {outcome.reason}")
                 elif verdict == Verdict.UNREACHABLE:
@@ -1117,10 +1291,18 @@ def check_facts(
             continue
         # One finding per place to fix; the other places that use the same value are related.
         use = outcome.obligation.binding.loc.span
-        if all(r.span is None or r.span.line != use.line for r in first.related) and use.line != first.span.line:
+        if (
+            all(r.span is None or r.span.line != use.line for r in first.related)
+            and use.line != first.span.line
+        ):
             by_key[key] = replace(
                 first,
-                related=(*first.related, Related("binding", f"also used as `{outcome.obligation.binding.name}` here", use)),
+                related=(
+                    *first.related,
+                    Related(
+                        "binding", f"also used as `{outcome.obligation.binding.name}` here", use
+                    ),
+                ),
             )
     result.findings.extend(by_key.values())
     result.notes.extend(notes.values())
@@ -1157,4 +1339,3 @@ def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
         elif o.rule.code == "IDX002" and "max_len" not in found:
             found["max_len"] = o.claim.subject
     return found
-

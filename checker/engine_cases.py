@@ -64,5 +64,3 @@ def lift_formula(formula: Formula, limit: int = MAX_CASES) -> list[tuple[Formula
         sub = lift_formula(formula.arg, limit)
         return None if sub is None else [(g, neg(f)) for g, f in sub]
     return [(TRUE, formula)]
-
-

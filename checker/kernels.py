@@ -54,7 +54,9 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
                 continue
             for block in source.blocks_named(kernel):
                 body = "".join(source.lines[block.header_line - 1 : block.end_line])
-                grid = re.search(rf"grid\s*=\s*\([^)]*cdiv\(\s*{re.escape(param)}\s*,\s*BLOCK_M\s*\)", body)
+                grid = re.search(
+                    rf"grid\s*=\s*\([^)]*cdiv\(\s*{re.escape(param)}\s*,\s*BLOCK_M\s*\)", body
+                )
                 if grid:
                     line = block.header_line + body.count("\n", 0, grid.start())
                     found[kernel] = Launcher(kernel, param, Span(source.path, line, 0, line, 0))
@@ -64,7 +66,8 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
             if re.search(rf"(?<!def )\b{re.escape(kernel)}\s*\(", source.text):
                 callers[kernel].add(source.path)
     return {
-        kernel: Launcher(l.name, l.param, l.span, frozenset(callers[kernel])) for kernel, l in found.items()
+        kernel: Launcher(launcher.name, launcher.param, launcher.span, frozenset(callers[kernel]))
+        for kernel, launcher in found.items()
     }
 
 

@@ -40,7 +40,7 @@ class RuntimeModel:
 
 
 def default_runtime_model(profile: Profile) -> RuntimeModel:
-    widths = {
+    widths: dict[str, tuple[RunnerWidth, ...]] = {
         mode: (
             RunnerWidth(
                 mode=mode,

@@ -68,6 +68,11 @@ class Rule:
         where the value was bound (its slice bounds, for shape rules)."""
         raise NotImplementedError
 
+    def compare(self, other: Value, value: Value, width: Term, other_phase: str) -> Claim | NoClaim:
+        """For a pairwise rule: what must hold between `other` (bound in `other_phase`) and
+        `value`, the same target bound later, when the runtime lays out `width` tokens."""
+        raise NotImplementedError
+
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:
         return self.message.format(what=what, site=site, width=width, mode=mode, name=name)
 

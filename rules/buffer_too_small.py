@@ -11,7 +11,9 @@ from idxcheck.sym.terms import Term, cmp, substitute_width, symbols_of
 
 SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
 
-MESSAGE = "slice `{site}` of buffer `{name}` goes past its allocation of `{width}` entries in {mode}"
+MESSAGE = (
+    "slice `{site}` of buffer `{name}` goes past its allocation of `{width}` entries in {mode}"
+)
 
 
 class BufferTooSmall(Rule):
@@ -43,7 +45,7 @@ class BufferTooSmall(Rule):
     mode_independent = True
 
     VALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.topk = model_runner.server_args.speculative_eagle_topk
@@ -53,10 +55,10 @@ class Backend:
 
     def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
         self.kv_indptr[: bs * self.topk + 1] = spec_info.kv_indptr
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.topk = model_runner.server_args.speculative_eagle_topk
@@ -66,7 +68,7 @@ class Backend:
 
     def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
         self.kv_indptr[: bs * self.topk + 1] = spec_info.kv_indptr  # expect: IDX005
-''',
+""",
     )
 
     def claim(

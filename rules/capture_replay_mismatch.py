@@ -45,7 +45,7 @@ class CaptureReplayMismatch(Rule):
     pairwise = True
 
     VALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.ndt = model_runner.server_args.speculative_num_draft_tokens
@@ -57,10 +57,10 @@ class Backend:
     def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
         if forward_mode.is_target_verify():
             self.qo_indptr[: bs + 1] = torch.arange(0, bs * self.ndt + 1, self.ndt)
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.ndt = model_runner.server_args.speculative_num_draft_tokens
@@ -72,7 +72,7 @@ class Backend:
     def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
         if forward_mode.is_target_verify():
             self.qo_indptr[1 : bs + 1] = torch.cumsum(spec_info.accept_length, dim=0)  # expect: IDX003
-''',
+""",
     )
 
     def claim(
@@ -89,7 +89,11 @@ class Backend:
         if isinstance(value, LayoutV) and isinstance(other, LayoutV):
             return Claim(
                 subject=value.stride,
-                holds=cmp("==", substitute_width(value.stride, width), substitute_width(other.stride, width)),
+                holds=cmp(
+                    "==",
+                    substitute_width(value.stride, width),
+                    substitute_width(other.stride, width),
+                ),
                 what=f"with stride `{render_term(other.stride)}` at {other_phase} (`{other.text}`)",
             )
         if isinstance(value, LayoutV) and isinstance(other, RuntimeV) and other_phase == "capture":

@@ -45,7 +45,7 @@ class GridScalarTooSmall(Rule):
     message = MESSAGE
 
     VALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.num_draft_tokens = model_runner.server_args.speculative_num_draft_tokens
@@ -56,8 +56,8 @@ class Backend:
         else:
             max_extend_len = max(forward_batch.extend_seq_lens_cpu)
         self.forward_metadata = Metadata(max_extend_len=max_extend_len)
-''',
-        '''
+""",
+        """
 class Backend:
     def __init__(self, model_runner):
         self.num_draft_tokens = model_runner.server_args.speculative_num_draft_tokens
@@ -70,10 +70,10 @@ class Backend:
                 cu_seqlens_q=torch.arange(0, bs * self.num_draft_tokens + 1),
                 max_seqlen_q=1,
             )
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.speculative_num_steps = model_runner.server_args.speculative_num_steps
@@ -83,7 +83,7 @@ class Backend:
             self.forward_metadata = Metadata(
                 max_extend_len=self.speculative_num_steps + 1,  # expect: IDX002
             )
-''',
+""",
     )
 
     def claim(
@@ -101,7 +101,9 @@ class Backend:
             return Claim(
                 subject=value.term,
                 holds=cmp(">=", substitute_width(value.term, width), target),
-                what="runtime tokens per request" if per_request else f"the segment length of `{pair.text}`",  # type: ignore[union-attr]
+                what="runtime tokens per request"
+                if per_request
+                else f"the segment length of `{pair.text}`",  # type: ignore[union-attr]
                 target=None if per_request else target,
             )
         if isinstance(value, RuntimeV):

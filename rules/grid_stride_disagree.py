@@ -42,17 +42,17 @@ class GridStrideDisagree(Rule):
     message = MESSAGE
 
     VALID = (
-        '''
+        """
 class Backend:
     def init_forward_metadata(self, forward_batch):
         bs = forward_batch.batch_size
         n = forward_batch.spec_info.num_tokens_per_req
         if forward_batch.forward_mode.is_target_verify():
             self.meta = Metadata(cu_seqlens_q=torch.arange(0, bs * n + 1, n), max_seq_len_q=n)
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def init_forward_metadata(self, forward_batch):
         bs = forward_batch.batch_size
@@ -62,7 +62,7 @@ class Backend:
                 cu_seqlens_q=torch.arange(0, bs * n + 1, n),
                 max_seq_len_q=n + 1,  # expect: IDX006
             )
-''',
+""",
     )
 
     def claim(
@@ -80,6 +80,8 @@ class Backend:
         return Claim(
             subject=value.term,
             holds=cmp("==", substitute_width(value.term, width), stride),
-            what=f"the stride of `{pair.text}`" if pair.per_request else f"the segment length of `{pair.text}`",
+            what=f"the stride of `{pair.text}`"
+            if pair.per_request
+            else f"the segment length of `{pair.text}`",
             target=stride,
         )

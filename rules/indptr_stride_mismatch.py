@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from idxcheck.extract.interpreter import Binding
+from idxcheck.extract.layouts import Pairing, segments
 from idxcheck.extract.values import (
     BufferV,
     IntV,
@@ -13,8 +15,6 @@ from idxcheck.extract.values import (
 )
 from idxcheck.profile import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
-from idxcheck.extract.interpreter import Binding
-from idxcheck.extract.layouts import Pairing, segments
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
 
@@ -54,7 +54,7 @@ class IndptrStrideMismatch(Rule):
     message = MESSAGE
 
     VALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.num_draft_tokens = model_runner.server_args.speculative_num_draft_tokens
@@ -64,18 +64,18 @@ class Backend:
         if forward_batch.forward_mode.is_target_verify():
             qo_indptr = torch.arange(0, (1 + bs) * self.num_draft_tokens, step=self.num_draft_tokens)
             self.forward_metadata = Metadata(qo_indptr=qo_indptr)
-''',
-        '''
+""",
+        """
 class Backend:
     def init_forward_metadata(self, forward_batch):
         bs = forward_batch.batch_size
         if forward_batch.forward_mode.is_target_verify():
             n = forward_batch.spec_info.num_tokens_per_req
             self.forward_metadata = Metadata(qo_indptr=torch.arange(0, bs * n + 1, n))
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def __init__(self, model_runner):
         self.speculative_num_steps = model_runner.server_args.speculative_num_steps
@@ -85,7 +85,7 @@ class Backend:
         if forward_batch.forward_mode.is_draft_extend_v2():
             n = self.speculative_num_steps + 1  # expect: IDX001
             self.qo_indptr[: bs + 1] = torch.arange(0, bs * n + 1, step=n)
-''',
+""",
     )
 
     def claim(

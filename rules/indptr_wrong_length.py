@@ -53,23 +53,23 @@ class IndptrWrongLength(Rule):
     mode_independent = True
 
     VALID = (
-        '''
+        """
 class Backend:
     def init_forward_metadata(self, forward_batch):
         bs = forward_batch.batch_size
         n = forward_batch.spec_info.num_tokens_per_req
         self.qo_indptr[: bs + 1] = torch.arange(0, bs * n + 1, step=n)
         self.qo_indptr[1 : bs + 1] = torch.arange(n, n + bs * n, n)
-''',
+""",
     )
     INVALID = (
-        '''
+        """
 class Backend:
     def init_forward_metadata(self, forward_batch):
         bs = forward_batch.batch_size
         n = forward_batch.spec_info.num_tokens_per_req
         self.qo_indptr[: bs + 1] = torch.arange(0, bs * n, step=n)  # expect: IDX004
-''',
+""",
     )
 
     def claim(
@@ -100,12 +100,18 @@ class Backend:
                     per_request = True
         what = "bs + 1 entries"
         if not per_request:
-            if count is None or any(isinstance(leaf, RuntimeWidth) for leaf in term_leaves(boundaries)):
+            if count is None or any(
+                isinstance(leaf, RuntimeWidth) for leaf in term_leaves(boundaries)
+            ):
                 return NoClaim(f"the length of `{value.text}` is not modelled", unsupported=True)
             # A preallocation is sized from the largest batch, a per-forward pointer from the batch.
             batch = "max_bs" if "max_bs" in symbols_of(boundaries) else "bs"
             parts.append(cmp("==", binop("%", boundaries, Sym(batch)), Const(0)))
-        if binding is not None and binding.target_upper is not None and binding.source_length is not None:
+        if (
+            binding is not None
+            and binding.target_upper is not None
+            and binding.source_length is not None
+        ):
             lower = binding.target_lower if binding.target_lower is not None else Const(0)
             parts.append(cmp("==", binop("-", binding.target_upper, lower), binding.source_length))
             what = "the slice written into has another length"

@@ -17,7 +17,9 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _private_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # Each test gets an empty cache of its own, so no test sees another's stored results and
     # none writes to the user's cache; tests/test_cache.py tests the cache itself.
     monkeypatch.setenv("IDXCHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

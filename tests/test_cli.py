@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
-
 from idxcheck.cli import main
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from idxcheck.config import Config
 from idxcheck.engine import scan
 
@@ -46,7 +45,9 @@ def test_each_fixture_alone(path: Path) -> None:
 
 def test_bug_fixtures_are_flagged_and_correct_ones_are_not() -> None:
     bugs = scan(["fixtures/bugs"], STRICT)
-    assert {f.span.path for f in bugs.findings} == {rel(p) for p in (FIXTURES / "bugs").glob("*.py")}
+    assert {f.span.path for f in bugs.findings} == {
+        rel(p) for p in (FIXTURES / "bugs").glob("*.py")
+    }
     correct = scan(["fixtures/correct"], STRICT)
     assert correct.findings == []
     assert correct.stats.proved > 0

@@ -24,7 +24,17 @@ FINDING_KEYS = {
     "related": list,
     "fingerprint": str,
 }
-STATS_KEYS = {"files", "parsed", "sites", "obligations", "proved", "refuted", "unknown", "unsupported", "seconds"}
+STATS_KEYS = {
+    "files",
+    "parsed",
+    "sites",
+    "obligations",
+    "proved",
+    "refuted",
+    "unknown",
+    "unsupported",
+    "seconds",
+}
 
 
 def test_contract_shape() -> None:
@@ -41,14 +51,25 @@ def test_contract_shape() -> None:
             assert {"path", "line", "role"} <= related.keys()
         assert len(finding["fingerprint"]) == 16
         replay = finding["replay"]
-        assert {"mode", "bs", "capture_bs", "tokens_per_req", "qo_stride", "max_len", "block_m", "head_dim"} == replay.keys()
+        assert {
+            "mode",
+            "bs",
+            "capture_bs",
+            "tokens_per_req",
+            "qo_stride",
+            "max_len",
+            "block_m",
+            "head_dim",
+        } == replay.keys()
     assert isinstance(doc["errors"], list)
     assert STATS_KEYS <= doc["stats"].keys()
 
 
 def test_errors_are_listed_and_the_scan_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
     broken = tmp_path / "broken.py"
-    broken.write_text("class B:\n    def init_forward_metadata(self, fb):\n        qo_indptr = torch.arange(0,\n")
+    broken.write_text(
+        "class B:\n    def init_forward_metadata(self, fb):\n        qo_indptr = torch.arange(0,\n"
+    )
     binary = tmp_path / "blob.py"
     binary.write_bytes(b"\x00\x01qo_indptr")
     latin = tmp_path / "latin.py"

@@ -13,7 +13,11 @@ LAUNCHER = "fixtures/kernels/extend_launcher.py"
 
 def grid_finding(config: Config | None = None, with_launcher: bool = True):  # type: ignore[no-untyped-def]
     paths = [PARTIAL_FIX, LAUNCHER] if with_launcher else [PARTIAL_FIX]
-    findings = [f for f in scan(paths, config).findings if f.code == "IDX002" and f.mode == "DRAFT_EXTEND_V2"]
+    findings = [
+        f
+        for f in scan(paths, config).findings
+        if f.code == "IDX002" and f.mode == "DRAFT_EXTEND_V2"
+    ]
     assert len(findings) == 1
     return findings[0]
 

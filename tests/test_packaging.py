@@ -39,7 +39,20 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_then_editable_install(env: Path, tmp_path: Path) -> None:
     python = str(env / "bin" / "python")
     wheel_dir = tmp_path / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), str(ROOT)])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            str(ROOT),
+        ]
+    )
     wheel = next(wheel_dir.glob("idxcheck-*.whl"))
     _run([python, "-m", "pip", "install", "-q", str(wheel)])
     where = _run([python, "-c", CHECK], cwd=tmp_path)

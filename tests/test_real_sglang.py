@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from idxcheck.engine import scan
 
 from .realtree import sglang_tree
@@ -48,7 +47,10 @@ def draft_extend_v2(findings):  # type: ignore[no-untyped-def]
 
 def test_both_reverted_flags_both_sites(tmp_path: Path, triton_0513: str) -> None:
     result = scan_text(tmp_path, variant(triton_0513, {0, 1}))
-    assert draft_extend_v2(result.findings) == [("IDX001", "DRAFT_EXTEND_V2"), ("IDX002", "DRAFT_EXTEND_V2")]
+    assert draft_extend_v2(result.findings) == [
+        ("IDX001", "DRAFT_EXTEND_V2"),
+        ("IDX002", "DRAFT_EXTEND_V2"),
+    ]
     for finding in result.findings:
         assert finding.counterexample["speculative_eagle_topk"] > 1
         assert "topk > 1" in finding.needs_text
@@ -63,7 +65,9 @@ def test_only_grid_reverted_is_exactly_the_grid_finding(tmp_path: Path, triton_0
     assert result.findings[0].function == "TritonAttnBackend._build_cuda_graph_forward_metadata"
 
 
-def test_only_stride_reverted_is_exactly_the_stride_finding(tmp_path: Path, triton_0513: str) -> None:
+def test_only_stride_reverted_is_exactly_the_stride_finding(
+    tmp_path: Path, triton_0513: str
+) -> None:
     result = scan_text(tmp_path, variant(triton_0513, {0}))
     assert [(f.code, f.mode) for f in result.findings] == [("IDX001", "DRAFT_EXTEND_V2")]
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from idxcheck.config import Config
 from idxcheck.engine import (
     DataclassIndex,
@@ -41,7 +40,9 @@ def triton_v2_against_eagle_runner(result: ScanResult) -> list[Finding]:
     return [
         f
         for f in result.findings
-        if f.span.path.endswith(TRITON) and f.mode == "DRAFT_EXTEND_V2" and runner_of(f) == EAGLE_RUNNER
+        if f.span.path.endswith(TRITON)
+        and f.mode == "DRAFT_EXTEND_V2"
+        and runner_of(f) == EAGLE_RUNNER
     ]
 
 
@@ -58,7 +59,9 @@ def widths(tree: Path) -> dict[str, list[tuple[str, str]]]:
         ScanResult(),
     )
     return {
-        mode: [(w.runner, render_term(w.term, profile.display)) for w in found if not w.from_profile]
+        mode: [
+            (w.runner, render_term(w.term, profile.display)) for w in found if not w.from_profile
+        ]
         for mode, found in model.widths.items()
     }
 
@@ -84,13 +87,16 @@ def test_runner_widths_of_three_generations(srt_0512: Path, srt_0513: Path) -> N
     assert ("CudaGraphRunner", "num_draft_tokens") in old["TARGET_VERIFY"]
     new = widths(srt_0513)
     assert (EAGLE_RUNNER, "num_draft_tokens") in new["DRAFT_EXTEND_V2"]
-    multi = [w for r, w in new["DRAFT_EXTEND_V2"] if r == "MultiLayerEagleDraftExtendCudaGraphRunner"]
+    multi = [
+        w for r, w in new["DRAFT_EXTEND_V2"] if r == "MultiLayerEagleDraftExtendCudaGraphRunner"
+    ]
     assert multi == ["num_steps + 1 + MultiLayerEagleDraftExtendCudaGraphRunner.step"]
     latest = widths(sglang_tree("0.5.23") / "srt")
     assert (EAGLE_RUNNER, "num_draft_tokens") in latest["DRAFT_EXTEND_V2"]
     assert ("DecodeCudaGraphRunner", "num_draft_tokens") in latest["TARGET_VERIFY"]
     assert any(
-        r == "MultiLayerEagleDraftExtendCudaGraphRunner" and w == "num_draft_tokens + num_front_tokens"
+        r == "MultiLayerEagleDraftExtendCudaGraphRunner"
+        and w == "num_draft_tokens + num_front_tokens"
         for r, w in latest["DRAFT_EXTEND_V2"]
     )
 

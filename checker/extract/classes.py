@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-
 from idxcheck.extract.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
 from idxcheck.extract.modes import FLAG_PREFIX, ModeModel, Predicate
 from idxcheck.extract.source import ClassSource, FunctionSource
@@ -53,7 +52,9 @@ def _resolvable_attribute(value: Value) -> bool:
     return False
 
 
-def inherited(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> tuple[dict[str, FunctionSource], dict[str, FunctionSource], tuple[str, ...]]:
+def inherited(
+    cls: ClassSource, ctx: ScanContext, depth: int = 0
+) -> tuple[dict[str, FunctionSource], dict[str, FunctionSource], tuple[str, ...]]:
     """The methods a class has (its own over its bases'), the methods `super()` reaches, and
     the names of all its bases, following bases found in the scanned tree."""
     own = dict(cls.methods)
@@ -63,7 +64,7 @@ def inherited(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> tuple[dict[
         for base_name in cls.base_names():
             names.append(base_name)
             base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
-            if base is None or base is cls:
+            if not isinstance(base, ClassSource) or base is cls:
                 continue
             base_methods, _, base_names = inherited(base, ctx, depth + 1)
             names.extend(base_names)
@@ -86,7 +87,9 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
 
     # Attributes written outside __init__ are per-forward state, except preallocations written
     # exactly once (in one method, one value), which later methods slice.
-    collector = ClassInterpreter(ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods)
+    collector = ClassInterpreter(
+        ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+    )
     written: dict[str, list[Value]] = {}
     for name, fn in methods.items():
         if name == "__init__" or not _writes_self(fn):
@@ -295,4 +298,3 @@ def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list
 
 def is_mode_enum(cls: ClassSource, enum_name: str = "ForwardMode") -> bool:
     return cls.name == enum_name and any(b in ("IntEnum", "Enum") for b in cls.base_names())
-

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
-
 from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
 from idxcheck.extract.source import FunctionSource, SourceError, SourceFile
 from idxcheck.extract.values import ConfigV
@@ -110,7 +109,9 @@ def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConst
     return result
 
 
-def _read_function(fn: FunctionSource, ctx: ScanContext, names: set[str], result: TreeConstraints) -> None:
+def _read_function(
+    fn: FunctionSource, ctx: ScanContext, names: set[str], result: TreeConstraints
+) -> None:
     interp = ClassInterpreter(ctx, {}, fn.name, record=False)
     for node in _walk_ifs(fn.node):
         backend = _backend_named(fn, node.test, names)
@@ -162,7 +163,9 @@ def _raises(body: cst.BaseSuite) -> bool:
     return False
 
 
-def _condition(interp: ClassInterpreter, fn: FunctionSource, test: cst.BaseExpression) -> Formula | None:
+def _condition(
+    interp: ClassInterpreter, fn: FunctionSource, test: cst.BaseExpression
+) -> Formula | None:
     """The rejected condition over configuration symbols, or None when it is not one."""
     env = {name: ConfigV(name) for name in ("server_args", "cfg", "args", "self")}
     state = State(dict(env), TRUE)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import libcst as cst
-
 from idxcheck.extract.source import FunctionSource
 from idxcheck.extract.values import (
     BoolV,
@@ -50,14 +49,13 @@ from idxcheck.profile import ROLE_QO, Profile
 from idxcheck.spans import Loc
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
-    BinOp,
     FALSE,
     TRUE,
     Atom,
+    BinOp,
     BoolConst,
     Const,
     Formula,
-    Ite,
     ModeIs,
     RuntimeInt,
     RuntimeWidth,
@@ -100,11 +98,21 @@ TENSOR_IDENTITY_METHODS = frozenset(
         "__getitem__",
     }
 )
-RUNTIME_TENSOR_METHODS = frozenset({"numel", "size", "__len__", "cumsum", "view", "reshape"}) | TENSOR_IDENTITY_METHODS
+RUNTIME_TENSOR_METHODS = (
+    frozenset({"numel", "size", "__len__", "cumsum", "view", "reshape"}) | TENSOR_IDENTITY_METHODS
+)
 IN_PLACE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "scatter_", "masked_fill_"})
 ARANGE_FUNCTIONS = frozenset({"torch.arange", "np.arange", "numpy.arange", "arange"})
 ALLOC_FUNCTIONS = frozenset(
-    {"torch.zeros", "torch.empty", "torch.ones", "np.zeros", "np.empty", "numpy.zeros", "numpy.empty"}
+    {
+        "torch.zeros",
+        "torch.empty",
+        "torch.ones",
+        "np.zeros",
+        "np.empty",
+        "numpy.zeros",
+        "numpy.empty",
+    }
 )
 FULL_FUNCTIONS = frozenset({"torch.full", "np.full", "numpy.full"})
 CUMSUM_FUNCTIONS = frozenset({"torch.cumsum", "np.cumsum", "numpy.cumsum"})
@@ -151,11 +159,15 @@ BUILTINS = frozenset(
 
 
 class ModeOracle(Protocol):
-    members: tuple[str, ...]
-    enum_name: str
+    @property
+    def members(self) -> tuple[str, ...]: ...
 
-    def call(self, name: str, args: list[Formula], kwargs: dict[str, Formula]) -> Formula | None:
-        ...
+    @property
+    def enum_name(self) -> str: ...
+
+    def call(
+        self, name: str, args: list[Formula], kwargs: dict[str, Formula]
+    ) -> Formula | None: ...
 
 
 @dataclass(frozen=True)
@@ -303,7 +315,9 @@ class ClassInterpreter:
     def entry_param(self, name: str, fn: FunctionSource) -> Value:
         kind = self.profile.entry_params.get(name)
         if kind is None:
-            return UnknownV(f"parameter `{name}` of `{fn.qualname}`, whose callers are not in the class")
+            return UnknownV(
+                f"parameter `{name}` of `{fn.qualname}`, whose callers are not in the class"
+            )
         return self.runtime_value(kind, name)
 
     def runtime_value(self, kind: str, path: str) -> Value:
@@ -398,7 +412,13 @@ class ClassInterpreter:
             for item in stmt.items:
                 value = self.eval(item.item, state, frame)
                 if item.asname is not None:
-                    self.assign_target(item.asname.name, RuntimeV("context") if value else value, state, frame, None)
+                    self.assign_target(
+                        item.asname.name,
+                        RuntimeV("context") if value else value,
+                        state,
+                        frame,
+                        None,
+                    )
             return self.exec_suite(stmt.body, state, frame)
         if isinstance(stmt, cst.FunctionDef):
             state.env[stmt.name.value] = UnknownV(f"nested function `{stmt.name.value}`")
@@ -434,10 +454,10 @@ class ClassInterpreter:
             self.eval(small.value, state, frame)
             return state
         if isinstance(small, cst.Return):
-            value: Value = NoneV()
+            returned: Value = NoneV()
             if small.value is not None:
-                value = self.tag(self.eval(small.value, state, frame), small.value, frame)
-            frame.returns.append((state.pc, value))
+                returned = self.tag(self.eval(small.value, state, frame), small.value, frame)
+            frame.returns.append((state.pc, returned))
             frame.exits.append((state.pc, _self_part(state.env)))
             state.alive = False
             return state
@@ -513,7 +533,9 @@ class ClassInterpreter:
             va, vb = a.env.get(name), b.env.get(name)
             # Not assigned on one side: reading it there raises (NameError, AttributeError).
             unbound = UnboundV()
-            env[name] = merge(cond, va if va is not None else unbound, vb if vb is not None else unbound)
+            env[name] = merge(
+                cond, va if va is not None else unbound, vb if vb is not None else unbound
+            )
         joined_pc = pc if (a.pc == a_pc and b.pc == b_pc) else disj(a.pc, b.pc)
         return State(env, joined_pc)
 
@@ -530,7 +552,9 @@ class ClassInterpreter:
             self.assign_target(stmt.target, UnknownV("loop variable"), body_state, frame, None)
         body_state = self.exec_suite(stmt.body, body_state, frame)
         skip_state = state.fork(conj(state.pc, neg(ran)))
-        joined = self.join(ran, body_state, skip_state, state.pc, conj(state.pc, ran), conj(state.pc, neg(ran)))
+        joined = self.join(
+            ran, body_state, skip_state, state.pc, conj(state.pc, ran), conj(state.pc, neg(ran))
+        )
         if not joined.alive:
             # A loop whose body always returns may still not run.
             joined = skip_state
@@ -554,11 +578,24 @@ class ClassInterpreter:
 
     def exec_match(self, stmt: cst.Match, state: State, frame: Frame) -> State:
         self.eval(stmt.subject, state, frame)
-        result: State | None = None
+        # No case may match (the statement falls through), unless the last is `case _:` or a
+        # bare capture without a guard.
+        last = stmt.cases[-1] if stmt.cases else None
+        irrefutable = (
+            last is not None
+            and last.guard is None
+            and isinstance(last.pattern, cst.MatchAs)
+            and last.pattern.pattern is None
+        )
+        result: State | None = None if irrefutable else state.fork(state.pc)
         for index, case in enumerate(stmt.cases):
             taken = Atom(f"{frame.fn.qualname}:case@{id(case)}", f"case {index} matches")
             case_state = self.exec_suite(case.body, state.fork(conj(state.pc, taken)), frame)
-            result = case_state if result is None else self.join(taken, case_state, result, state.pc, case_state.pc, result.pc)
+            result = (
+                case_state
+                if result is None
+                else self.join(taken, case_state, result, state.pc, case_state.pc, result.pc)
+            )
         return result if result is not None else state
 
     # -- assignment ------------------------------------------------------------------------
@@ -577,9 +614,11 @@ class ClassInterpreter:
             state.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = self.unpack(value, len(target.elements))
-            for element, item in zip(target.elements, items):
+            for element, item in zip(target.elements, items, strict=False):
                 if isinstance(element, cst.StarredElement):
-                    self.assign_target(element.value, UnknownV("starred assignment"), state, frame, None)
+                    self.assign_target(
+                        element.value, UnknownV("starred assignment"), state, frame, None
+                    )
                 else:
                     self.assign_target(element.value, item, state, frame, None)
         elif isinstance(target, cst.Attribute):
@@ -600,7 +639,9 @@ class ClassInterpreter:
         elif isinstance(target, cst.StarredElement):
             self.assign_target(target.value, UnknownV("starred assignment"), state, frame, None)
 
-    def assign_subscript(self, target: cst.Subscript, value: Value, state: State, frame: Frame) -> None:
+    def assign_subscript(
+        self, target: cst.Subscript, value: Value, state: State, frame: Frame
+    ) -> None:
         base_name = _base_name(target.value)
         base_value = self.eval(target.value, state, frame)
         lower, upper, is_slice = self.slice_bounds(target, state, frame)
@@ -618,7 +659,15 @@ class ClassInterpreter:
             # the slice write's offset shifts the written layout into the full one.
             full = self.written_layout(value, lower)
             self.bind(
-                base_name, full, target, "slice", state, frame, lower, upper, source_length=_length_of_value(value)
+                base_name,
+                full,
+                target,
+                "slice",
+                state,
+                frame,
+                lower,
+                upper,
+                source_length=_length_of_value(value),
             )
             if isinstance(target.value, cst.Name) and isinstance(full, LayoutV):
                 state.env[target.value.value] = full
@@ -754,7 +803,9 @@ class ClassInterpreter:
             return UnknownV("a string")
         return StrV(value) if isinstance(value, str) else UnknownV("a bytes literal")
 
-    def eval_ConcatenatedString(self, node: cst.ConcatenatedString, state: State, frame: Frame) -> Value:
+    def eval_ConcatenatedString(
+        self, node: cst.ConcatenatedString, state: State, frame: Frame
+    ) -> Value:
         return StrV("")
 
     def eval_FormattedString(self, node: cst.FormattedString, state: State, frame: Frame) -> Value:
@@ -787,7 +838,7 @@ class ClassInterpreter:
         items: list[tuple[str, Value]] = []
         group = frame.fn.loc(node)
         for element in node.elements:
-            if isinstance(element, cst.StarredDictElement):
+            if not isinstance(element, cst.DictElement):  # `**other`
                 self.eval(element.value, state, frame)
                 continue
             key = self.eval(element.key, state, frame)
@@ -827,7 +878,9 @@ class ClassInterpreter:
             return IntV(Tagged(strip(value.term), frame.fn.loc(node)))
         return value
 
-    def attribute(self, base: Value, attr: str, node: cst.CSTNode | None, frame: Frame | None) -> Value:
+    def attribute(
+        self, base: Value, attr: str, node: cst.CSTNode | None, frame: Frame | None
+    ) -> Value:
         if isinstance(base, ChoiceV):
             return map_choice(base, lambda v: self.attribute(v, attr, node, frame))
         if isinstance(base, UnboundV):
@@ -846,7 +899,7 @@ class ClassInterpreter:
         if isinstance(base, RuntimeV):
             return self.runtime_attribute(base, attr)
         if isinstance(base, ModuleV):
-            return ModuleV(f"{base.name}.{attr}") if attr[:1].islower() or base.name == "torch" else ModuleV(f"{base.name}.{attr}")
+            return ModuleV(f"{base.name}.{attr}")
         if isinstance(base, ModeEnumV):
             if attr in self.ctx.modes.members:
                 return MemberV(attr)
@@ -863,7 +916,9 @@ class ClassInterpreter:
         if isinstance(base, (LayoutV, BufferV, ConstVecV)):
             if attr == "shape":
                 length = _length_of(base)
-                return TupleV((IntV(length) if length is not None else UnknownV("an unknown dimension"),))
+                return TupleV(
+                    (IntV(length) if length is not None else UnknownV("an unknown dimension"),)
+                )
             return BoundMethodV(base, attr)
         if isinstance(base, UnknownV):
             return base
@@ -907,8 +962,12 @@ class ClassInterpreter:
             index = self.eval(inner.value, state, frame)
             return self.index(base, index)
         assert isinstance(inner, cst.Slice)
-        lower = self.to_term(self.eval(inner.lower, state, frame)) if inner.lower is not None else None
-        upper = self.to_term(self.eval(inner.upper, state, frame)) if inner.upper is not None else None
+        lower = (
+            self.to_term(self.eval(inner.lower, state, frame)) if inner.lower is not None else None
+        )
+        upper = (
+            self.to_term(self.eval(inner.upper, state, frame)) if inner.upper is not None else None
+        )
         step = self.eval(inner.step, state, frame) if inner.step is not None else None
         if step is not None:
             return self.multi_index(base)
@@ -966,8 +1025,16 @@ class ClassInterpreter:
             return None, None, False
         inner = node.slice[0].slice
         if isinstance(inner, cst.Slice):
-            lower = self.to_term(self.eval(inner.lower, state, frame)) if inner.lower is not None else None
-            upper = self.to_term(self.eval(inner.upper, state, frame)) if inner.upper is not None else None
+            lower = (
+                self.to_term(self.eval(inner.lower, state, frame))
+                if inner.lower is not None
+                else None
+            )
+            upper = (
+                self.to_term(self.eval(inner.upper, state, frame))
+                if inner.upper is not None
+                else None
+            )
             return lower, upper, True
         return None, None, False
 
@@ -1027,7 +1094,9 @@ class ClassInterpreter:
             offset = binop("+", base.offset, low) if base.offset is not None else None
             return BufferV(base.name, length, base.loc, base.capacity, offset)
         if isinstance(base, ConstVecV):
-            return ConstVecV(base.value, binop("-", upper, lower or Const(0)) if upper is not None else None)
+            return ConstVecV(
+                base.value, binop("-", upper, lower or Const(0)) if upper is not None else None
+            )
         if isinstance(base, RuntimeV):
             if upper is not None:
                 return RuntimeV(base.path, binop("-", upper, lower or Const(0)))
@@ -1044,8 +1113,12 @@ class ClassInterpreter:
 
     def eval_IfExp(self, node: cst.IfExp, state: State, frame: Frame) -> Value:
         cond = self.condition(node.test, state, frame)
-        then_value = self.tag(self.eval(node.body, state.fork(conj(state.pc, cond)), frame), node.body, frame)
-        else_value = self.tag(self.eval(node.orelse, state.fork(conj(state.pc, neg(cond))), frame), node.orelse, frame)
+        then_value = self.tag(
+            self.eval(node.body, state.fork(conj(state.pc, cond)), frame), node.body, frame
+        )
+        else_value = self.tag(
+            self.eval(node.orelse, state.fork(conj(state.pc, neg(cond))), frame), node.orelse, frame
+        )
         return merge(cond, then_value, else_value)
 
     def eval_UnaryOperation(self, node: cst.UnaryOperation, state: State, frame: Frame) -> Value:
@@ -1088,7 +1161,14 @@ class ClassInterpreter:
                     "scaled",
                 )
             if op in ("+", "-"):
-                return LayoutV(binop(op, left.start, right.term), left.stride, left.entries, left.loc, left.text, left.source)
+                return LayoutV(
+                    binop(op, left.start, right.term),
+                    left.stride,
+                    left.entries,
+                    left.loc,
+                    left.text,
+                    left.source,
+                )
         if isinstance(left, IntV) and isinstance(right, LayoutV) and op == "*":
             return self.arith(op, right, left)
         if isinstance(left, ConstVecV) and isinstance(right, IntV) and op in ("*", "+", "-", "//"):
@@ -1108,14 +1188,18 @@ class ClassInterpreter:
             return Unknown("expression too large to model")
         return term
 
-    def eval_BooleanOperation(self, node: cst.BooleanOperation, state: State, frame: Frame) -> Value:
+    def eval_BooleanOperation(
+        self, node: cst.BooleanOperation, state: State, frame: Frame
+    ) -> Value:
         left = self.eval(node.left, state, frame)
         left_truth = self.truth(left, node.left, frame)
         is_and = isinstance(node.operator, cst.And)
         right_state = state.fork(conj(state.pc, left_truth if is_and else neg(left_truth)))
         right = self.eval(node.right, right_state, frame)
         if isinstance(left, BoolV) and isinstance(right, BoolV):
-            return BoolV(conj(left.formula, right.formula) if is_and else disj(left.formula, right.formula))
+            return BoolV(
+                conj(left.formula, right.formula) if is_and else disj(left.formula, right.formula)
+            )
         if is_and:
             return merge(left_truth, right, left)
         return merge(left_truth, left, right)
@@ -1126,7 +1210,9 @@ class ClassInterpreter:
         left_node: cst.BaseExpression = node.left
         for target in node.comparisons:
             right = self.eval(target.comparator, state, frame)
-            parts.append(self.compare(target.operator, left, right, left_node, target.comparator, frame))
+            parts.append(
+                self.compare(target.operator, left, right, left_node, target.comparator, frame)
+            )
             left = right
             left_node = target.comparator
         return BoolV(conj(*parts))
@@ -1141,12 +1227,24 @@ class ClassInterpreter:
         frame: Frame,
     ) -> Formula:
         if isinstance(left, ChoiceV):
-            return disj(*(conj(c, self.compare(operator, v, right, left_node, right_node, frame)) for c, v in left.alts))
+            return disj(
+                *(
+                    conj(c, self.compare(operator, v, right, left_node, right_node, frame))
+                    for c, v in left.alts
+                )
+            )
         if isinstance(right, ChoiceV):
-            return disj(*(conj(c, self.compare(operator, left, v, left_node, right_node, frame)) for c, v in right.alts))
+            return disj(
+                *(
+                    conj(c, self.compare(operator, left, v, left_node, right_node, frame))
+                    for c, v in right.alts
+                )
+            )
         if isinstance(operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
             negate = isinstance(operator, (cst.IsNot, cst.NotEqual))
-            result = self._equality(left, right, left_node, right_node, frame, isinstance(operator, (cst.Is, cst.IsNot)))
+            result = self._equality(
+                left, right, left_node, right_node, frame, isinstance(operator, (cst.Is, cst.IsNot))
+            )
             if result is not None:
                 return neg(result) if negate else result
         if isinstance(operator, (cst.In, cst.NotIn)):
@@ -1181,7 +1279,11 @@ class ClassInterpreter:
                 return TRUE
             if isinstance(other, (RuntimeV, UnknownV)):
                 path = other.path if isinstance(other, RuntimeV) else None
-                text = f"{path} is None" if path else f"{_short(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
+                text = (
+                    f"{path} is None"
+                    if path
+                    else f"{_short(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
+                )
                 key = f"none:{path}" if path else f"{frame.fn.qualname}:{text}"
                 return Atom(key, text)
             return FALSE
@@ -1197,9 +1299,13 @@ class ClassInterpreter:
             if len(members) == len(right.items):
                 return ModeIs(frozenset(members))
         if isinstance(left, MemberV) and isinstance(right, TupleV):
-            return BoolConst(any(isinstance(v, MemberV) and v.name == left.name for v in right.items))
+            return BoolConst(
+                any(isinstance(v, MemberV) and v.name == left.name for v in right.items)
+            )
         if isinstance(left, StrV) and isinstance(right, TupleV):
-            return BoolConst(any(isinstance(v, StrV) and v.value == left.value for v in right.items))
+            return BoolConst(
+                any(isinstance(v, StrV) and v.value == left.value for v in right.items)
+            )
         return None
 
     def opaque(
@@ -1217,7 +1323,9 @@ class ClassInterpreter:
     def _atom_key(self, text: str, frame: Frame, *values: Value) -> str:
         # Conditions over runtime objects or `self` attributes mean the same wherever they are
         # written; other conditions are local to the function that wrote them.
-        if values and all(isinstance(v, (RuntimeV, ConfigV, IntV, StrV, NoneV, SelfV)) for v in values):
+        if values and all(
+            isinstance(v, (RuntimeV, ConfigV, IntV, StrV, NoneV, SelfV)) for v in values
+        ):
             paths = [v.path for v in values if isinstance(v, (RuntimeV, ConfigV))]
             if paths:
                 return "rt:" + text
@@ -1298,7 +1406,15 @@ class ClassInterpreter:
                     # says what it is, and it pairs with the grid scalars of the call.
                     name = _base_name(arg.value)
                     if name is not None and self.profile.role_of(name) == ROLE_QO:
-                        self.bind(name, value, arg.value, "argument", state, frame, group=frame.fn.loc(node))
+                        self.bind(
+                            name,
+                            value,
+                            arg.value,
+                            "argument",
+                            state,
+                            frame,
+                            group=frame.fn.loc(node),
+                        )
         return self.call(func, args, kwargs, node, state, frame)
 
     def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
@@ -1329,7 +1445,11 @@ class ClassInterpreter:
         keyword_nodes = {a.keyword.value: a for a in node.args if a.keyword is not None}
         # Keywords that name a role bind the value, whatever is called (a metadata class, a
         # kernel launcher, dict(...)); a value already bound where it was built dedupes later.
-        inlined = isinstance(func, BoundMethodV) and isinstance(func.receiver, SelfV) and func.name in self.methods
+        inlined = (
+            isinstance(func, BoundMethodV)
+            and isinstance(func.receiver, SelfV)
+            and func.name in self.methods
+        )
         if not isinstance(func, ClassRefV) and not inlined:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
@@ -1347,7 +1467,11 @@ class ClassInterpreter:
             return self.construct(func.name, args, kwargs, node, state, frame)
         if isinstance(func, ModeEnumV):
             return CurrentModeV()
-        if isinstance(node.func, cst.Name) and node.func.value[:1].isupper() and isinstance(func, UnknownV):
+        if (
+            isinstance(node.func, cst.Name)
+            and node.func.value[:1].isupper()
+            and isinstance(func, UnknownV)
+        ):
             # A class not in the scanned code (a metadata class of another module): its
             # keywords are its fields; positional arguments are not mapped to fields.
             return ObjectV(node.func.value, tuple(kwargs.items()), frame.fn.loc(node))
@@ -1383,13 +1507,21 @@ class ClassInterpreter:
                 return self.inline(fn, args, kwargs, node, state, frame, as_self=True)
             return UnknownV(f"`super().{name}()` is not in the scanned tree")
         if isinstance(receiver, CurrentModeV):
-            formula = self.ctx.modes.call(name, [self._as_formula(a) for a in args], {k: self._as_formula(v) for k, v in kwargs.items()})
+            formula = self.ctx.modes.call(
+                name,
+                [self._as_formula(a) for a in args],
+                {k: self._as_formula(v) for k, v in kwargs.items()},
+            )
             if formula is None:
                 text = _short(frame.fn.code(node))
                 return BoolV(Atom(f"mode-predicate:{name}", text))
             return BoolV(formula)
         if isinstance(receiver, MemberV):
-            formula = self.ctx.modes.call(name, [self._as_formula(a) for a in args], {k: self._as_formula(v) for k, v in kwargs.items()})
+            formula = self.ctx.modes.call(
+                name,
+                [self._as_formula(a) for a in args],
+                {k: self._as_formula(v) for k, v in kwargs.items()},
+            )
             if formula is None:
                 return UnknownV(f"`{name}` is not a predicate of {self.ctx.modes.enum_name}")
             from idxcheck.extract.modes import _eval_modes
@@ -1419,8 +1551,12 @@ class ClassInterpreter:
         if isinstance(receiver, (LayoutV, BufferV, ConstVecV)):
             return self.tensor_method(receiver, name, args, node, frame)
         if isinstance(receiver, RuntimeV):
-            if name in ("numel", "size", "__len__") and receiver.length is not None and not (
-                name == "size" and args and const_value(self.to_term(args[0])) not in (0, None)
+            if (
+                name in ("numel", "size", "__len__")
+                and receiver.length is not None
+                and not (
+                    name == "size" and args and const_value(self.to_term(args[0])) not in (0, None)
+                )
             ):
                 return IntV(receiver.length)
             if name == "cumsum":
@@ -1440,7 +1576,9 @@ class ClassInterpreter:
             return UnknownV(f"call to `{_short(frame.fn.code(node.func))}`: {receiver.reason}")
         return UnknownV(f"call to `{_short(frame.fn.code(node.func))}` is not modelled")
 
-    def _receiver_slice(self, node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Term | None, Term | None]:
+    def _receiver_slice(
+        self, node: cst.BaseExpression, state: State, frame: Frame
+    ) -> tuple[Term | None, Term | None]:
         if isinstance(node, cst.Subscript):
             lower, upper, is_slice = self.slice_bounds(node, state, frame)
             if is_slice:
@@ -1475,7 +1613,11 @@ class ClassInterpreter:
         if phase is not None and phase.startswith("arg:"):
             wanted = phase[len("arg:") :]
             given = kwargs.get(wanted, args[0] if args else None)
-            return given if isinstance(given, IntV) else UnknownV(f"`{name}` of a width that is not known")
+            return (
+                given
+                if isinstance(given, IntV)
+                else UnknownV(f"`{name}` of a width that is not known")
+            )
         if phase is None:
             given = kwargs.get("phase")
             if isinstance(given, StrV):
@@ -1485,11 +1627,18 @@ class ClassInterpreter:
         return IntV(self.ctx.phase_widths[phase])
 
     def tensor_method(
-        self, receiver: LayoutV | BufferV | ConstVecV, name: str, args: list[Value], node: cst.Call, frame: Frame
+        self,
+        receiver: LayoutV | BufferV | ConstVecV,
+        name: str,
+        args: list[Value],
+        node: cst.Call,
+        frame: Frame,
     ) -> Value:
         if name in TENSOR_IDENTITY_METHODS:
             return receiver
-        if name in ("numel", "__len__") or (name == "size" and (not args or const_value(self.to_term(args[0])) == 0)):
+        if name in ("numel", "__len__") or (
+            name == "size" and (not args or const_value(self.to_term(args[0])) == 0)
+        ):
             length = _length_of(receiver)
             return IntV(length) if length is not None else UnknownV("a tensor of unknown length")
         if name == "cumsum" and isinstance(receiver, ConstVecV):
@@ -1508,24 +1657,36 @@ class ClassInterpreter:
         frame: Frame,
     ) -> Value:
         short = name.split(".")[-1]
-        if name in ARANGE_FUNCTIONS or (short == "arange" and name.startswith(("torch", "np", "numpy"))):
+        if name in ARANGE_FUNCTIONS or (
+            short == "arange" and name.startswith(("torch", "np", "numpy"))
+        ):
             return self.arange(args, kwargs, node, frame)
         if name in CUMSUM_FUNCTIONS:
             source = args[0] if args else kwargs.get("input", UnknownV("cumsum without input"))
             return self.cumsum(source, node, frame)
         if name in FULL_FUNCTIONS:
             size = args[0] if args else kwargs.get("size", UnknownV("full without size"))
-            fill = args[1] if len(args) > 1 else kwargs.get("fill_value", UnknownV("full without value"))
+            fill = (
+                args[1]
+                if len(args) > 1
+                else kwargs.get("fill_value", UnknownV("full without value"))
+            )
             length = _first_dim(size)
             if isinstance(fill, IntV):
                 return ConstVecV(fill.term, length)
-            return RuntimeV("full()", length) if isinstance(fill, RuntimeV) else UnknownV("torch.full of an unknown value")
+            return (
+                RuntimeV("full()", length)
+                if isinstance(fill, RuntimeV)
+                else UnknownV("torch.full of an unknown value")
+            )
         if name in ALLOC_FUNCTIONS:
             size = args[0] if args else kwargs.get("size", UnknownV("allocation without size"))
             length = _first_dim(size)
             if short == "ones" and length is not None:
                 return ConstVecV(Const(1), length)
-            return BufferV(_short(frame.fn.code(node)), length, frame.fn.loc(node), length, Const(0))
+            return BufferV(
+                _short(frame.fn.code(node)), length, frame.fn.loc(node), length, Const(0)
+            )
         if name in PAD_FUNCTIONS or short == "pad":
             source = args[0] if args else UnknownV("pad without input")
             pad = args[1] if len(args) > 1 else kwargs.get("pad", UnknownV("pad without widths"))
@@ -1538,14 +1699,20 @@ class ClassInterpreter:
             return self.builtin_minmax(name, args)
         if name in ("int", "round"):
             if args and isinstance(args[0], (IntV, RuntimeV, UnknownV)):
-                return args[0] if not isinstance(args[0], RuntimeV) else IntV(RuntimeInt(args[0].path))
+                return (
+                    args[0] if not isinstance(args[0], RuntimeV) else IntV(RuntimeInt(args[0].path))
+                )
             return UnknownV(f"`{name}()` of a non-integer")
         if name == "len":
             if args:
                 value = args[0]
                 if isinstance(value, TupleV):
                     return IntV(Const(len(value.items)))
-                length = _length_of(value) if isinstance(value, (LayoutV, BufferV, ConstVecV, RuntimeV)) else None
+                length = (
+                    _length_of(value)
+                    if isinstance(value, (LayoutV, BufferV, ConstVecV, RuntimeV))
+                    else None
+                )
                 if length is not None:
                     return IntV(length)
                 if isinstance(value, RuntimeV):
@@ -1555,7 +1722,14 @@ class ClassInterpreter:
             if len(args) >= 2 and isinstance(args[1], StrV):
                 found = self.attribute(args[0], args[1].value, None, frame)
                 if isinstance(found, UnknownV) and len(args) == 3 and isinstance(args[0], SelfV):
-                    return merge(Atom(f"{self.class_name}:hasattr:{args[1].value}", f"hasattr(self, {args[1].value!r})"), found, args[2])
+                    return merge(
+                        Atom(
+                            f"{self.class_name}:hasattr:{args[1].value}",
+                            f"hasattr(self, {args[1].value!r})",
+                        ),
+                        found,
+                        args[2],
+                    )
                 return found
             return UnknownV("getattr with a non-constant name")
         if name == "hasattr":
@@ -1578,7 +1752,12 @@ class ClassInterpreter:
             return SuperV()
         if name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in args):
             return RuntimeV(f"{name}()", None)
-        if name.startswith("torch.") and short in ("max", "min", "sum") and args and isinstance(args[0], RuntimeV):
+        if (
+            name.startswith("torch.")
+            and short in ("max", "min", "sum")
+            and args
+            and isinstance(args[0], RuntimeV)
+        ):
             return RuntimeV(f"{name}()", None)
         return UnknownV(f"call to `{name}` is not modelled")
 
@@ -1597,13 +1776,17 @@ class ClassInterpreter:
         for other in args[1:]:
             if isinstance(result, IntV) and isinstance(other, IntV):
                 result = IntV(binop(name, result.term, other.term))
-            elif isinstance(result, (IntV, RuntimeV, UnknownV)) and isinstance(other, (IntV, RuntimeV, UnknownV)):
+            elif isinstance(result, (IntV, RuntimeV, UnknownV)) and isinstance(
+                other, (IntV, RuntimeV, UnknownV)
+            ):
                 result = IntV(binop(name, self.to_term(result), self.to_term(other)))
             else:
                 return UnknownV(f"`{name}()` of values that are not integers")
         return result
 
-    def arange(self, args: list[Value], kwargs: dict[str, Value], node: cst.Call, frame: Frame) -> Value:
+    def arange(
+        self, args: list[Value], kwargs: dict[str, Value], node: cst.Call, frame: Frame
+    ) -> Value:
         positional = list(args)
         start_v: Value = kwargs.get("start", IntV(Const(0)))
         end_v: Value | None = kwargs.get("end")
@@ -1621,7 +1804,9 @@ class ClassInterpreter:
         loc = frame.fn.loc(node)
         text = _short(frame.fn.code(node))
         start, end, step = self.to_term(start_v), self.to_term(end_v), self.to_term(step_v)
-        if any(isinstance(v, RuntimeV) for v in (start_v, end_v, step_v)) and not isinstance(step_v, IntV):
+        if any(isinstance(v, RuntimeV) for v in (start_v, end_v, step_v)) and not isinstance(
+            step_v, IntV
+        ):
             return RuntimeV(f"arange({text})")
         return LayoutV(start, step, entries_of(start, end, step), loc, text, "arange")
 
@@ -1630,7 +1815,14 @@ class ClassInterpreter:
             return map_choice(source, lambda v: self.cumsum(v, node, frame))
         if isinstance(source, ConstVecV):
             # cumsum of n repeated: [n, 2n, ..., len * n]
-            return LayoutV(source.value, source.value, source.length, frame.fn.loc(node), _short(frame.fn.code(node)), "cumsum")
+            return LayoutV(
+                source.value,
+                source.value,
+                source.length,
+                frame.fn.loc(node),
+                _short(frame.fn.code(node)),
+                "cumsum",
+            )
         if isinstance(source, RuntimeV):
             return RuntimeV(f"cumsum({source.path})", source.length)
         if isinstance(source, UnknownV):
@@ -1643,11 +1835,17 @@ class ClassInterpreter:
         if isinstance(source, LayoutV) and isinstance(pad, TupleV) and len(pad.items) == 2:
             before = const_value(self.to_term(pad.items[0]))
             after = const_value(self.to_term(pad.items[1]))
-            if before == 1 and after == 0 and const_value(binop("-", source.start, source.stride)) == 0 or (
-                before == 1 and after == 0 and strip(source.start) == strip(source.stride)
-            ):
-                entries = binop("+", source.entries, Const(1)) if source.entries is not None else None
-                return LayoutV(Const(0), source.stride, entries, source.loc, source.text, source.source)
+            if (
+                before == 1
+                and after == 0
+                and const_value(binop("-", source.start, source.stride)) == 0
+            ) or (before == 1 and after == 0 and strip(source.start) == strip(source.stride)):
+                entries = (
+                    binop("+", source.entries, Const(1)) if source.entries is not None else None
+                )
+                return LayoutV(
+                    Const(0), source.stride, entries, source.loc, source.text, source.source
+                )
         if isinstance(source, RuntimeV):
             return RuntimeV(f"pad({source.path})", None)
         return UnknownV("padding a value that is not a uniform layout")
@@ -1668,10 +1866,20 @@ class ClassInterpreter:
         for index, value in enumerate(args):
             if index < len(fields):
                 values.append((fields[index], value))
-                self.bind(fields[index], value, positional_nodes[index], "positional", state, frame, group=group)
+                self.bind(
+                    fields[index],
+                    value,
+                    positional_nodes[index],
+                    "positional",
+                    state,
+                    frame,
+                    group=group,
+                )
         for key, value in kwargs.items():
             values.append((key, value))
-            keyword_node = next(a for a in node.args if a.keyword is not None and a.keyword.value == key)
+            keyword_node = next(
+                a for a in node.args if a.keyword is not None and a.keyword.value == key
+            )
             self.bind(key, value, keyword_node, "keyword", state, frame, group=group)
         return ObjectV(cls_name, tuple(values), group)
 
@@ -1694,7 +1902,9 @@ class ClassInterpreter:
         callee = Frame(fn, (*frame.chain, fn.qualname), frame.depth + 1)
         # A method of this class (or of a base, through `self` or `super()`) shares our `self`;
         # a function of another class or module (a width function) does not.
-        own = receiver is None and (as_self or fn.owner == self.class_name or fn in self.methods.values())
+        own = receiver is None and (
+            as_self or fn.owner == self.class_name or fn in self.methods.values()
+        )
         if own:
             bound.update(_self_part(state.env))
         outer_methods = self.methods
@@ -1706,7 +1916,9 @@ class ClassInterpreter:
             self.methods = outer_methods
         if own:
             state.env.update(
-                merged_self_part([(relative_to(p, state.pc), part) for p, part in callee.exits], state.env)
+                merged_self_part(
+                    [(relative_to(p, state.pc), part) for p, part in callee.exits], state.env
+                )
             )
         if out_pc == FALSE:
             state.alive = False
@@ -1729,7 +1941,9 @@ class ClassInterpreter:
         if positional and positional[0].name.value in ("self", "cls") and fn.owner is not None:
             bound[positional[0].name.value] = receiver if receiver is not None else SelfV()
             positional = positional[1:]
-        if params.star_arg is not None and isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        if (
+            params.star_arg is not None and isinstance(params.star_arg, cst.Param)
+        ) or params.star_kwarg is not None:
             if len(args) > len(positional):
                 return UnknownV(f"`{fn.qualname}` takes *args")
         remaining = list(args)
@@ -1743,7 +1957,9 @@ class ClassInterpreter:
             if name not in bound:
                 if param.default is not None:
                     default_state = State({}, state.pc)
-                    bound[name] = self.eval(param.default, default_state, Frame(fn, frame.chain, frame.depth))
+                    bound[name] = self.eval(
+                        param.default, default_state, Frame(fn, frame.chain, frame.depth)
+                    )
                 else:
                     bound[name] = UnknownV(f"parameter `{name}` of `{fn.qualname}` is not passed")
         return bound
@@ -1773,7 +1989,10 @@ def entries_of(start: Term, end: Term, step: Term) -> Term | None:
                 continue
             entries = _entries_of(start, end_case, step_case)
             if entries is None:
-                if any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(BinOp("+", step_case, end_case))):
+                if any(
+                    isinstance(leaf, (Unknown, RuntimeInt))
+                    for leaf in term_leaves(BinOp("+", step_case, end_case))
+                ):
                     continue  # a case that is not modelled is left to the rule (unsupported)
                 return None
             if found is None:
@@ -1915,7 +2134,9 @@ def _first_dim(size: Value) -> Term | None:
 
 
 def _is_tensorish(value: Value) -> bool:
-    return isinstance(value, RuntimeV) and value.length is not None or isinstance(value, (BufferV,))
+    return (isinstance(value, RuntimeV) and value.length is not None) or isinstance(
+        value, (BufferV,)
+    )
 
 
 def _runtime_like(left: Value, right: Value) -> Value:

@@ -46,13 +46,17 @@ def segments(value: LayoutV) -> Segments:
         factor = poly.exact_div(count, {(batch,): 1})
         if factor is not None and batch not in poly.symbols(factor):
             return Segments(poly.to_term(factor, opaque), value.stride)
-    modelled = poly.symbols(count) <= set(BATCH_SYMBOLS) | {name for name in poly.symbols(count) if not name.startswith("#")}
+    modelled = poly.symbols(count) <= set(BATCH_SYMBOLS) | {
+        name for name in poly.symbols(count) if not name.startswith("#")
+    }
     return Segments(
         None,
         None,
         f"`{value.text}` has {render_term(poly.to_term(count, opaque))} segments, not a whole number per request",
-        misshapen=modelled and not any(
-            isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(poly.to_term(count, opaque))
+        misshapen=modelled
+        and not any(
+            isinstance(leaf, (Unknown, RuntimeInt))
+            for leaf in term_leaves(poly.to_term(count, opaque))
         ),
     )
 

@@ -49,7 +49,7 @@ class ModeModel:
         if pred is None:
             return None
         values: dict[str, Formula] = {p: BoolConst(default) for p, default in pred.params}
-        for (param, _), arg in zip(pred.params, args):
+        for (param, _), arg in zip(pred.params, args, strict=False):
             values[param] = arg
         for key, arg in kwargs.items():
             if key in values:
@@ -99,7 +99,5 @@ def mode_model_from_profile(profile: Profile, texts: list[str] | None = None) ->
         parts: list[Formula] = [ModeIs(frozenset(always))]
         for flag, flagged_members in flagged.items():
             parts.append(conj(Atom(FLAG_PREFIX + flag, flag), ModeIs(frozenset(flagged_members))))
-        predicates[name] = Predicate(
-            name, tuple((flag, False) for flag in flagged), disj(*parts)
-        )
+        predicates[name] = Predicate(name, tuple((flag, False) for flag in flagged), disj(*parts))
     return ModeModel("ForwardMode", members, predicates, f"profile {profile.name}")

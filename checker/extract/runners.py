@@ -44,7 +44,9 @@ class RunnerFacts:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
 
 
-def width_definitions(files: Iterable[SourceFile], names: Iterable[str]) -> dict[str, FunctionSource]:
+def width_definitions(
+    files: Iterable[SourceFile], names: Iterable[str]
+) -> dict[str, FunctionSource]:
     """The definitions of the runtime's width functions in the scanned tree (a module-level
     function, or a method of one class), when each name has exactly one."""
     wanted = set(names)
@@ -56,7 +58,9 @@ def width_definitions(files: Iterable[SourceFile], names: Iterable[str]) -> dict
             try:
                 if block.kind == "def" and block.name in wanted:
                     found.setdefault(block.name, []).append(source.function_source(block))
-                elif block.kind == "class" and any(f"def {n}" in _block_text(source, block) for n in wanted):
+                elif block.kind == "class" and any(
+                    f"def {n}" in _block_text(source, block) for n in wanted
+                ):
                     cls = source.class_source(block)
                     for name in wanted & set(cls.methods):
                         found.setdefault(name, []).append(cls.methods[name])
@@ -93,7 +97,9 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
         # A wrapper that copies its width from the runners it owns (which are read on their
         # own); its `__init__` value is a placeholder.
         return facts
-    mode_value: Value | None = next((attrs[a] for a in profile.runner_mode_attrs if a in attrs), None)
+    mode_value: Value | None = next(
+        (attrs[a] for a in profile.runner_mode_attrs if a in attrs), None
+    )
     block_text = _block_text(cls.file, cls.block)
     if mode_value is None:
         members = set(_MODE_KEYWORD.findall(block_text))
@@ -198,4 +204,3 @@ def _free_params(term: Term, owner: str, known: dict[str, str]) -> tuple[Term, l
         return node
 
     return walk(term), params
-

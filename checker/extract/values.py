@@ -7,10 +7,7 @@ modelled. `ChoiceV` holds the alternatives of a value that differs between paths
 
 from __future__ import annotations
 
-from typing import Union
-
 import libcst as cst
-
 from idxcheck.spans import Loc
 from idxcheck.sym.node import node
 from idxcheck.sym.terms import Formula, Term
@@ -194,32 +191,32 @@ class ChoiceV:
     alts: tuple[tuple[Formula, Value], ...]
 
 
-Value = Union[
-    IntV,
-    BoolV,
-    NoneV,
-    StrV,
-    CurrentModeV,
-    MemberV,
-    ModeEnumV,
-    LayoutV,
-    ConstVecV,
-    RuntimeV,
-    ConfigV,
-    BufferV,
-    TupleV,
-    DictV,
-    ObjectV,
-    SelfV,
-    SuperV,
-    ModuleV,
-    ClassRefV,
-    BoundMethodV,
-    FunctionRefV,
-    UnknownV,
-    UnboundV,
-    ChoiceV,
-]
+Value = (
+    IntV
+    | BoolV
+    | NoneV
+    | StrV
+    | CurrentModeV
+    | MemberV
+    | ModeEnumV
+    | LayoutV
+    | ConstVecV
+    | RuntimeV
+    | ConfigV
+    | BufferV
+    | TupleV
+    | DictV
+    | ObjectV
+    | SelfV
+    | SuperV
+    | ModuleV
+    | ClassRefV
+    | BoundMethodV
+    | FunctionRefV
+    | UnknownV
+    | UnboundV
+    | ChoiceV
+)
 
 
 def describe(node: cst.CSTNode) -> str:

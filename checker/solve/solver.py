@@ -9,10 +9,10 @@ when it is above what the domain allows."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import z3
-
+from idxcheck.solve.types import SolveResult
+from idxcheck.solve_budget import DEFAULT_RLIMIT
 from idxcheck.sym.terms import (
     And,
     Atom,
@@ -34,15 +34,13 @@ from idxcheck.sym.terms import (
     formula_atoms,
     formula_symbols,
 )
-from idxcheck.solve.types import SolveResult
 from idxcheck.verdicts import Verdict
 
-from idxcheck.solve_budget import DEFAULT_RLIMIT
 _SEARCH_FLOOR = 0
 
 
 def solver_version() -> str:
-    return z3.get_version_string()
+    return str(z3.get_version_string())
 
 
 class _Translator:
@@ -69,7 +67,7 @@ class _Translator:
     def term(self, term: Term) -> z3.ArithRef:
         found = self._memo.get(id(term))
         if found is not None and found[0] is term:
-            return found[1]  # type: ignore[return-value]
+            return found[1]
         result = self._term(term)
         self._memo[id(term)] = (term, result)
         return result
@@ -77,7 +75,7 @@ class _Translator:
     def formula(self, formula: Formula) -> z3.BoolRef:
         found = self._memo.get(id(formula))
         if found is not None and found[0] is formula:
-            return found[1]  # type: ignore[return-value]
+            return found[1]
         result = self._formula(formula)
         self._memo[id(formula)] = (formula, result)
         return result
@@ -202,7 +200,7 @@ class Solver:
         result = solver.check()
         if result == z3.unknown:
             return None
-        return result == z3.sat
+        return bool(result == z3.sat)
 
     def check(self, assumptions: Formula, violation: Formula) -> SolveResult:
         """PROVED when `violation` is impossible under the assumptions, UNREACHABLE when the
@@ -232,7 +230,9 @@ class Solver:
         ranked = [n for n in self.order if n in visible]
         return ranked + sorted(n for n in visible if n not in ranked)
 
-    def _minimise(self, translator: _Translator, solver: z3.Solver, names: list[str]) -> dict[str, int]:
+    def _minimise(
+        self, translator: _Translator, solver: z3.Solver, names: list[str]
+    ) -> dict[str, int]:
         fixed: dict[str, int] = {}
         for name in names:
             var = translator.ints[name]
@@ -268,7 +268,9 @@ class Solver:
                 break
         return fixed
 
-    def _atoms(self, translator: _Translator, solver: z3.Solver, model_ints: dict[str, int]) -> dict[str, bool]:
+    def _atoms(
+        self, translator: _Translator, solver: z3.Solver, model_ints: dict[str, int]
+    ) -> dict[str, bool]:
         """The opaque conditions this counterexample needs: those whose other value, with the
         integers kept, leaves no counterexample. Others are left out of the report."""
         if solver.check() != z3.sat:

@@ -6,7 +6,6 @@ the engine uses it to turn a counterexample into the concrete metadata that a re
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 

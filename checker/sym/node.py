@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any, TypeVar
+from typing import Any, TypeVar, dataclass_transform
 
 T = TypeVar("T")
 
@@ -19,7 +19,9 @@ def _hash(self: Any) -> int:
     try:
         return self.__dict__["_hash"]  # type: ignore[no-any-return]
     except KeyError:
-        value = hash((type(self).__name__, *(getattr(self, f.name) for f in dataclasses.fields(self))))
+        value = hash(
+            (type(self).__name__, *(getattr(self, f.name) for f in dataclasses.fields(self)))
+        )
         object.__setattr__(self, "_hash", value)
         return value
 
@@ -31,9 +33,11 @@ def _eq(self: Any, other: object) -> bool:
         return NotImplemented  # type: ignore[no-any-return]
     if _hash(self) != _hash(other):
         return False
-    return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self))
+    fields: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(self)  # type: ignore[arg-type]
+    return all(getattr(self, f.name) == getattr(other, f.name) for f in fields)
 
 
+@dataclass_transform(frozen_default=True)
 def node(cls: type[T]) -> type[T]:
     """`@dataclass(frozen=True)`, interned, with a cached hash and a hash-first equality."""
     made: Any = dataclasses.dataclass(frozen=True)(cls)
@@ -44,7 +48,10 @@ def node(cls: type[T]) -> type[T]:
 
     def __new__(klass: type[Any], *args: Any, **kwargs: Any) -> Any:
         try:
-            values = (*args, *(kwargs[n] if n in kwargs else defaults[n] for n in names[len(args) :]))
+            values = (
+                *args,
+                *(kwargs[n] if n in kwargs else defaults[n] for n in names[len(args) :]),
+            )
             found = table.get(values)
         except (KeyError, TypeError):  # a missing argument (let __init__ say so), unhashable
             return object.__new__(klass)

@@ -51,7 +51,7 @@ def _formula(node: ast.expr, text: str, aliases: dict[str, str]) -> Formula:
     if isinstance(node, ast.Compare):
         pieces: list[Formula] = []
         left = _term(node.left, text, aliases)
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _term(comparator, text, aliases)
             opname = _CMPOPS.get(type(op))
             if opname is None:
@@ -66,17 +66,27 @@ def _formula(node: ast.expr, text: str, aliases: dict[str, str]) -> Formula:
         and len(node.args) == 2
         and not node.keywords
     ):
-        return disj(neg(_formula(node.args[0], text, aliases)), _formula(node.args[1], text, aliases))
+        return disj(
+            neg(_formula(node.args[0], text, aliases)), _formula(node.args[1], text, aliases)
+        )
     raise ConstraintError(f"not a condition: {ast.unparse(node)!r} in {text!r}")
 
 
 def _term(node: ast.expr, text: str, aliases: dict[str, str]) -> Term:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int)
+        and not isinstance(node.value, bool)
+    ):
         return Const(node.value)
     if isinstance(node, ast.Name):
         return Sym(aliases.get(node.id, node.id))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return binop(_BINOPS[type(node.op)], _term(node.left, text, aliases), _term(node.right, text, aliases))
+        return binop(
+            _BINOPS[type(node.op)],
+            _term(node.left, text, aliases),
+            _term(node.right, text, aliases),
+        )
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return binop("-", Const(0), _term(node.operand, text, aliases))
     if (
@@ -85,5 +95,7 @@ def _term(node: ast.expr, text: str, aliases: dict[str, str]) -> Term:
         and node.func.id in ("max", "min")
         and len(node.args) == 2
     ):
-        return binop(node.func.id, _term(node.args[0], text, aliases), _term(node.args[1], text, aliases))
+        return binop(
+            node.func.id, _term(node.args[0], text, aliases), _term(node.args[1], text, aliases)
+        )
     raise ConstraintError(f"not an integer expression: {ast.unparse(node)!r} in {text!r}")

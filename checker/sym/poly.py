@@ -106,7 +106,9 @@ def _divide_monomial(mono: Monomial, by: Monomial) -> Monomial | None:
     return tuple(rest)
 
 
-def divmod_monomial(p: Mapping[Monomial, int], divisor: Mapping[Monomial, int]) -> tuple[Poly, Poly] | None:
+def divmod_monomial(
+    p: Mapping[Monomial, int], divisor: Mapping[Monomial, int]
+) -> tuple[Poly, Poly] | None:
     """(quotient, remainder) of `p` by a single-monomial `divisor`: monomials of `p` that the
     divisor divides exactly go to the quotient, the rest to the remainder."""
     if len(divisor) != 1:
@@ -152,7 +154,9 @@ def to_term(p: Mapping[Monomial, int], opaque: Opaque | None = None) -> Term:
         piece: Term = Const(abs(coef))
         for name in mono:
             found = opaque.term_for(name) if opaque is not None else None
-            factor: Term = found if found is not None else (RuntimeWidth() if name == WIDTH else Sym(name))
+            factor: Term = (
+                found if found is not None else (RuntimeWidth() if name == WIDTH else Sym(name))
+            )
             piece = factor if piece == Const(1) else binop("*", piece, factor)
         if result is None:
             result = piece if coef > 0 else binop("-", Const(0), piece)

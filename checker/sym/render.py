@@ -61,7 +61,9 @@ def render_term(term: Term, names: Mapping[str, str] | None = None, *, _parent: 
 MAX_RENDER = 400
 
 
-def render_formula(formula: Formula, names: Mapping[str, str] | None = None, limit: int = MAX_RENDER) -> str:
+def render_formula(
+    formula: Formula, names: Mapping[str, str] | None = None, limit: int = MAX_RENDER
+) -> str:
     """The formula as text, cut at about `limit` characters (path conditions can be large)."""
     text = _render_formula(formula, names or {}, [limit * 4])
     return text if len(text) <= limit else text[: limit - 5] + " ..."

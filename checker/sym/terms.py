@@ -8,7 +8,6 @@ which is what the verdict cache keys on."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Union
 
 from idxcheck.spans import Loc
 from idxcheck.sym.node import node
@@ -75,7 +74,7 @@ class Tagged:
     loc: Loc
 
 
-Term = Union[Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged]
+Term = Const | Sym | RuntimeWidth | RuntimeInt | Unknown | BinOp | Ite | Tagged
 
 # ---------------------------------------------------------------------------------------------
 # Formulas
@@ -123,7 +122,7 @@ class Atom:
     text: str
 
 
-Formula = Union[BoolConst, Cmp, And, Or, Not, ModeIs, Atom]
+Formula = BoolConst | Cmp | And | Or | Not | ModeIs | Atom
 
 TRUE = BoolConst(True)
 FALSE = BoolConst(False)
@@ -301,6 +300,17 @@ def _factor_common(flat: list[Formula]) -> Formula | None:
 
 
 def neg(arg: Formula) -> Formula:
+    # `conj` negates every conjunct it meets; the negation is kept on the (interned) node so
+    # that it is built once.
+    cached = arg.__dict__.get("_neg")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    result = _neg(arg)
+    object.__setattr__(arg, "_neg", result)
+    return result
+
+
+def _neg(arg: Formula) -> Formula:
     if isinstance(arg, BoolConst):
         return BoolConst(not arg.value)
     if isinstance(arg, Not):
@@ -343,7 +353,9 @@ def term_mentions_mode(term: Term) -> bool:
     return formula_mentions_mode(Cmp("==", term, Const(0)))
 
 
-def specialise_formula(formula: Formula, mode: str, memo: dict[int, object] | None = None) -> Formula:
+def specialise_formula(
+    formula: Formula, mode: str, memo: dict[int, object] | None = None
+) -> Formula:
     """Substitute the forward mode under check into `formula`, folding what becomes constant.
     Shared subformulas (path conditions share their prefixes) are visited once."""
     memo = {} if memo is None else memo
@@ -381,7 +393,9 @@ def specialise_term(term: Term, mode: str, memo: dict[int, object] | None = None
         inner = specialise_term(term.inner, mode, memo)
         result = term if inner is term.inner else Tagged(inner, term.loc)
     elif isinstance(term, BinOp):
-        result = binop(term.op, specialise_term(term.left, mode, memo), specialise_term(term.right, mode, memo))
+        result = binop(
+            term.op, specialise_term(term.left, mode, memo), specialise_term(term.right, mode, memo)
+        )
     elif isinstance(term, Ite):
         cond = specialise_formula(term.cond, mode, memo)
         if cond == TRUE:
@@ -389,7 +403,11 @@ def specialise_term(term: Term, mode: str, memo: dict[int, object] | None = None
         elif cond == FALSE:
             result = specialise_term(term.other, mode, memo)
         else:
-            result = Ite(cond, specialise_term(term.then, mode, memo), specialise_term(term.other, mode, memo))
+            result = Ite(
+                cond,
+                specialise_term(term.then, mode, memo),
+                specialise_term(term.other, mode, memo),
+            )
     else:
         result = term
     memo[id(term)] = result
@@ -408,7 +426,11 @@ def substitute_width(term: Term, width: Term, memo: dict[int, object] | None = N
     elif isinstance(term, Tagged):
         result = Tagged(substitute_width(term.inner, width, memo), term.loc)
     elif isinstance(term, BinOp):
-        result = BinOp(term.op, substitute_width(term.left, width, memo), substitute_width(term.right, width, memo))
+        result = BinOp(
+            term.op,
+            substitute_width(term.left, width, memo),
+            substitute_width(term.right, width, memo),
+        )
     elif isinstance(term, Ite):
         result = Ite(
             substitute_width_formula(term.cond, width, memo),
@@ -421,7 +443,9 @@ def substitute_width(term: Term, width: Term, memo: dict[int, object] | None = N
     return result
 
 
-def substitute_width_formula(formula: Formula, width: Term, memo: dict[int, object] | None = None) -> Formula:
+def substitute_width_formula(
+    formula: Formula, width: Term, memo: dict[int, object] | None = None
+) -> Formula:
     memo = {} if memo is None else memo
     found = memo.get(id(formula))
     if found is not None:
@@ -474,11 +498,11 @@ _LEAVES = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown)
 
 def term_leaves(term: Term) -> list[Term]:
     """Every distinct leaf of `term` (through Ite arms and conditions' terms)."""
-    return [n for n in _walk(term) if isinstance(n, _LEAVES)]  # type: ignore[misc]
+    return [n for n in _walk(term) if isinstance(n, _LEAVES)]
 
 
 def formula_terms(formula: Formula) -> list[Term]:
-    return [n for n in _walk(formula) if isinstance(n, _LEAVES)]  # type: ignore[misc]
+    return [n for n in _walk(formula) if isinstance(n, _LEAVES)]
 
 
 def symbols_of(term: Term) -> set[str]:
@@ -529,7 +553,9 @@ def untag(term: Term, _memo: dict[int, Term] | None = None) -> Term:
     elif isinstance(term, BinOp):
         result = BinOp(term.op, untag(term.left, memo), untag(term.right, memo))
     elif isinstance(term, Ite):
-        result = Ite(untag_formula(term.cond, memo), untag(term.then, memo), untag(term.other, memo))
+        result = Ite(
+            untag_formula(term.cond, memo), untag(term.then, memo), untag(term.other, memo)
+        )
     else:
         result = term
     memo[id(term)] = result
@@ -612,7 +638,11 @@ def stable_hash(node: object, _memo: dict[int, str] | None = None) -> str:
             f"BinOp{node.op}{stable_hash(node.left, memo)}{stable_hash(node.right, memo)}".encode()
         ).hexdigest()
     elif isinstance(node, Ite):
-        parts = (stable_hash(node.cond, memo), stable_hash(node.then, memo), stable_hash(node.other, memo))
+        parts = (
+            stable_hash(node.cond, memo),
+            stable_hash(node.then, memo),
+            stable_hash(node.other, memo),
+        )
         result = hashlib.sha256(("Ite" + "".join(parts)).encode()).hexdigest()
     elif isinstance(node, Cmp):
         result = hashlib.sha256(

@@ -95,7 +95,10 @@ DOMAIN: tuple[tuple[str, str], ...] = (
         "the boundary-KV fix widens the draft-extend window only for chain drafts (topk == 1) "
         "of more than one step (multi_layer_eagle_worker_v2._init_boundary_kv_fix_state)",
     ),
-    ("implies(num_front_tokens > 0, num_front_tokens >= speculative_num_steps - 1)", "front = num_steps - 1 + conv warm-up"),
+    (
+        "implies(num_front_tokens > 0, num_front_tokens >= speculative_num_steps - 1)",
+        "front = num_steps - 1 + conv warm-up",
+    ),
 )
 
 # Runtime width per forward mode when the scanned tree has no runner for it: (term, where
