@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from dataclasses import replace as _replace
 from typing import IO, Any, NoReturn
 
 import click
@@ -345,8 +346,6 @@ def scan(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if not no_cache:
-        from dataclasses import replace as _replace
-
         from idxcheck.cache import default_cache_dir
 
         config = _replace(config, cache_dir=str(default_cache_dir()))
@@ -355,6 +354,10 @@ def scan(
     scan_paths = list(paths)
     if changed_only:
         scan_paths = [changed.scan_path(changed.project_root(paths, config))]
+        # Tree facts come from the whole project; classes are analysed only where a finding
+        # could touch a changed file (the engine widens this to every class when a changed
+        # file holds a runner, the mode enum or another tree fact).
+        config = _replace(config, focus=tuple(paths))
 
     try:
         with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:

@@ -28,6 +28,9 @@ class Config:
     # Where verdicts and scan results are cached (None: no cache). The CLI sets the default
     # folder unless --no-cache is given.
     cache_dir: str | None = None
+    # Analyse only the classes of these files (and their subclasses) while reading the tree
+    # facts (runners, modes, kernels) from every file: `--changed-only`. None: every class.
+    focus: tuple[str, ...] | None = None
 
     def rule_enabled(self, code: str) -> bool:
         if code in self.ignore:

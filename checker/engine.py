@@ -6,6 +6,7 @@ The engine knows no individual rule: it asks each rule for a claim about each bo
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -124,7 +125,12 @@ class Prefilter:
 
     def __init__(self, profile: Profile) -> None:
         self.regex = _prefilter_regex(profile)
-        self.raw = re.compile(b"|".join(re.escape(word.encode()) for word in profile.prefilter))
+        # Substring tests beat one regex alternation of the same words by 40% on a real tree
+        # (CPython's `in` is a fast search; `re` tries each alternative at each position).
+        self.raw = tuple(word.encode() for word in profile.prefilter)
+
+    def matches(self, data: bytes) -> bool:
+        return any(word in data for word in self.raw)
 
 
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
@@ -148,7 +154,7 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
     facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
-    if not facts_only and prefilter.raw.search(data) is None:
+    if not facts_only and not prefilter.matches(data):
         return
     try:
         text_file = SourceFile.from_bytes(item.display, data)
@@ -941,6 +947,60 @@ def _evaluate(term: Term | None, env: Assignment) -> int | None:
 # Scanning
 
 
+def _path_key(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+def holds_tree_facts(source: SourceFile, profile: Profile) -> bool:
+    """Whether a file contributes to what every backend is checked against: the forward-mode
+    enum, a runner's layout, a width function, a registry of backend constraints."""
+    data = source.text.encode()
+    return (
+        "class ForwardMode" in source.text
+        or any(all(word in data for word in words) for words in TREE_FACT_WORDS)
+        or bool(width_definitions([source], profile.tree_width_functions))
+        or any(
+            is_runner(source, block, profile.runner_width_attrs)
+            for block in source.blocks
+            if block.kind == "class"
+        )
+    )
+
+
+def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> frozenset[str] | None:
+    """The files whose classes a focused scan analyses: the focus files; the files of classes
+    that inherit (by name, transitively) from a class defined in one, since their methods'
+    sites are located there; the files that build a dataclass or call a kernel launcher
+    defined in one, since its field order or grid decides their verdicts. None (analyse every
+    file) when a focus file holds tree facts: then any backend's verdict may change."""
+    keys = {_path_key(path) for path in focus}
+    changed = [s for s in tree.files if _path_key(s.path) in keys]
+    if any(holds_tree_facts(s, profile) for s in changed):
+        return None
+    chosen = {s.path for s in changed}
+    used = set(DataclassIndex(changed).names()) | set(find_launchers(changed, profile))
+    for name in used:
+        pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
+        chosen.update(s.path for s in tree.files if pattern.search(s.text))
+    names = {b.name for s in changed for b in s.blocks if b.kind == "class"}
+    headers: list[tuple[str, str, set[str]]] = []  # (file, class, names in its base list)
+    for source in tree.files:
+        for block in source.blocks:
+            if block.kind == "class":
+                header = "".join(source.lines[block.start_line - 1 : block.header_line])
+                base_list = header.split("(", 1)[1] if "(" in header else ""
+                headers.append((source.path, block.name, set(re.findall(r"\w+", base_list))))
+    grew = True
+    while grew:
+        grew = False
+        for path, name, base_names in headers:
+            if name not in names and base_names & names:
+                names.add(name)
+                chosen.add(path)
+                grew = True
+    return frozenset(chosen)
+
+
 def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
     config = config or Config()
     started = time.perf_counter()
@@ -1028,7 +1088,10 @@ def _scan_tree(
         tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
     )
     facts: list[ClassFacts] = []
+    focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     for source in tree.files:
+        if focused is not None and source.path not in focused:
+            continue
         parsed = False
         ctx = ScanContext(
             profile,

@@ -1,0 +1,155 @@
+"""idxcheck against ruff on a whole SGLang release, side by side in one run.
+
+    python -m bench.speed [--version 0.5.23] [--runs 3]
+
+Downloads the release from PyPI into `.cache/` if needed, then measures, alternating the two
+tools run by run so that both see the same machine state:
+
+- cold: `idxcheck scan --no-cache TREE` against `ruff check --no-cache --select E9,F TREE`;
+- warm: both with a populated cache and nothing changed;
+- pre-commit: `idxcheck scan --changed-only FILE` in a copy of the tree (a project with a
+  `[tool.idxcheck]` table), after appending a comment to one backend file each run, with the
+  cache of the previous runs present (what the hook sees on a second commit);
+- memory: peak RSS of each run (from the kernel's accounting of the child);
+- growth: one cold idxcheck run over nested subsets of the tree (files in the subset vs time).
+
+Prints medians, min-max, the ratios, and whether each target of the speed work holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.sglang_tree import sglang_tree
+
+BACKEND = "srt/layers/attention/trtllm_mla_backend.py"
+SUBSETS = ("srt/layers/attention", "srt/layers", "srt", ".")
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    peak_mb: float
+    exit_code: int
+
+
+def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(seconds, usage.ru_maxrss / 1024, proc.returncode)
+
+
+def summary(runs: list[Run]) -> str:
+    times = [r.seconds for r in runs]
+    return (
+        f"median {statistics.median(times):7.2f} s  (min {min(times):.2f}, max {max(times):.2f})"
+        f"  peak {max(r.peak_mb for r in runs):6.0f} MB"
+    )
+
+
+def median(runs: list[Run]) -> float:
+    return statistics.median(r.seconds for r in runs)
+
+
+def idxcheck(*args: str) -> list[str]:
+    return [sys.executable, "-m", "idxcheck", *args]
+
+
+def ruff(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ruff", "check", "--select", "E9,F", "--quiet", *args]
+
+
+def count_files(folder: Path) -> int:
+    return sum(1 for _ in folder.rglob("*.py"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--version", default="0.5.23")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-growth", action="store_true")
+    options = parser.parse_args()
+    tree = sglang_tree(options.version)
+    runs = options.runs
+    print(f"# sglang {options.version}: {count_files(tree)} files, {tree}")
+    print(f"# {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {runs} runs each, alternating")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        env = dict(os.environ, IDXCHECK_CACHE_DIR=str(base / "idxcheck-cache"))
+        ruff_cache = str(base / "ruff-cache")
+
+        cold_i: list[Run] = []
+        cold_r: list[Run] = []
+        for _ in range(runs):
+            cold_i.append(measure(idxcheck("scan", "--no-cache", str(tree)), env=env))
+            cold_r.append(measure(ruff("--no-cache", str(tree))))
+        print(f"cold   idxcheck {summary(cold_i)}")
+        print(f"cold   ruff     {summary(cold_r)}")
+
+        measure(idxcheck("scan", str(tree)), env=env)  # populate
+        measure(ruff("--cache-dir", ruff_cache, str(tree)))
+        warm_i: list[Run] = []
+        warm_r: list[Run] = []
+        for _ in range(runs):
+            warm_i.append(measure(idxcheck("scan", str(tree)), env=env))
+            warm_r.append(measure(ruff("--cache-dir", ruff_cache, str(tree))))
+        print(f"warm   idxcheck {summary(warm_i)}")
+        print(f"warm   ruff     {summary(warm_r)}")
+
+        project = base / "project"
+        shutil.copytree(tree, project / "sglang")
+        (project / "pyproject.toml").write_text("[tool.idxcheck]\n")
+        changed = project / "sglang" / BACKEND
+        hook = idxcheck("scan", "--changed-only", str(Path("sglang") / BACKEND))
+        measure(hook, cwd=project, env=env)  # the first commit fills the cache
+        pre: list[Run] = []
+        for run in range(runs):
+            with changed.open("a") as handle:
+                handle.write(f"# edit {run}\n")
+            pre.append(measure(hook, cwd=project, env=env))
+        print(f"hook   idxcheck {summary(pre)}  (one backend changed, cache present)")
+
+        print()
+        ratio_cold = median(cold_i) / median(cold_r)
+        ratio_warm = median(warm_i) / median(warm_r)
+        peak = max(r.peak_mb for r in cold_i)
+        for text, holds in (
+            (f"cold <= 2 x ruff cold: {ratio_cold:.1f} x", ratio_cold <= 2),
+            (f"warm <= ruff warm: {ratio_warm:.1f} x", ratio_warm <= 1),
+            (f"hook < 0.5 s: {median(pre):.2f} s", median(pre) < 0.5),
+            (f"cold peak memory < 500 MB: {peak:.0f} MB", peak < 500),
+        ):
+            print(f"{'holds ' if holds else 'MISSED'} {text}")
+
+        if not options.skip_growth:
+            print()
+            print("growth: one cold run per nested subset")
+            for subset in SUBSETS:
+                folder = tree / subset
+                run_i = measure(idxcheck("scan", "--no-cache", str(folder)), env=env)
+                run_r = measure(ruff("--no-cache", str(folder)))
+                print(
+                    f"  {subset:22} {count_files(folder):5} files  idxcheck {run_i.seconds:6.2f} s"
+                    f"  ruff {run_r.seconds:5.2f} s"
+                )
+
+
+if __name__ == "__main__":
+    main()
