@@ -17,6 +17,7 @@ from dataclasses import replace as _replace
 from typing import IO, Any, NoReturn
 
 import click
+
 from idxcheck import __version__
 
 EXIT_CLEAN = 0

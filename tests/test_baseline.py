@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from idxcheck.cli import main
 
 from .gitrepo import Repo

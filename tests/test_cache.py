@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from idxcheck import cache as cache_module
 from idxcheck.cli import main
 from idxcheck.config import Config

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from idxcheck.api import scan
 from idxcheck.changed import ChangedFiles
 from idxcheck.cli import main

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
+
 from idxcheck.cli import main
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from idxcheck.cli import main
 
 BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").resolve()

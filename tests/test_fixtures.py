@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from idxcheck.config import Config
 from idxcheck.engine import scan
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from idxcheck.changed import ChangedFiles
 from idxcheck.config import Config
 from idxcheck.engine import scan

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from idxcheck.api import scan
 from idxcheck.cli import main
 from idxcheck.report import github

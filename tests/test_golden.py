@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from idxcheck.api import scan
 from idxcheck.config import Config
 from idxcheck.profile import load_profile

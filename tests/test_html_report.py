@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from idxcheck.api import scan
 from idxcheck.catalog import catalogue
 from idxcheck.cli import main

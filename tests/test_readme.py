@@ -8,6 +8,7 @@ import re
 import shlex
 
 from click.testing import CliRunner
+
 from idxcheck.catalog import catalogue
 from idxcheck.cli import main
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from idxcheck.engine import scan
 
 from .realtree import sglang_tree

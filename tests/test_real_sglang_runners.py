@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from idxcheck.config import Config
 from idxcheck.engine import (
     DataclassIndex,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from idxcheck.config import Config
 from idxcheck.engine import scan_source
 from idxcheck.rules import REGISTRY, Rule

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from idxcheck.cli import main
 from idxcheck.suppressions import read_comments
 

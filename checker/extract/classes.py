@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
+
 from idxcheck.extract.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
 from idxcheck.extract.modes import FLAG_PREFIX, ModeModel, Predicate
 from idxcheck.extract.source import ClassSource, FunctionSource

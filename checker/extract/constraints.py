@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
+
 from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
 from idxcheck.extract.source import FunctionSource, SourceError, SourceFile
 from idxcheck.extract.values import ConfigV

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import libcst as cst
+
 from idxcheck.extract.source import FunctionSource
 from idxcheck.extract.values import (
     BoolV,

@@ -8,6 +8,7 @@ modelled. `ChoiceV` holds the alternatives of a value that differs between paths
 from __future__ import annotations
 
 import libcst as cst
+
 from idxcheck.spans import Loc
 from idxcheck.sym.node import node
 from idxcheck.sym.terms import Formula, Term

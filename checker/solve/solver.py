@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import z3
+
 from idxcheck.solve.types import SolveResult
 from idxcheck.solve_budget import DEFAULT_RLIMIT
 from idxcheck.sym.terms import (

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from idxcheck.runtime_kernels.confirm import INSTALL_HINT, case_from_finding, confirm_findings
 
 HD = 32

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from idxcheck.runtime_kernels.confirm import confirm_findings
 
 pytestmark = pytest.mark.usefixtures("runtime")

@@ -15,6 +15,7 @@ import statistics
 import sys
 
 import pytest
+
 from idxcheck.runtime_kernels.layout import predict_rows, uniform_indptr
 from idxcheck.runtime_kernels.replay import ReplayCase, ReplayResult
 
@@ -87,6 +88,7 @@ def test_domain_table_under_a_real_cuda_graph(
     unwritten: int,
 ) -> None:
     import torch
+
     from idxcheck.runtime_kernels.replay import ReplaySession
 
     session = ReplaySession(_case(bs, w, stride, max_len, hd, h, kvh), device=gpu)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from idxcheck.runtime_kernels.layout import (
     default_block_m,
     grid_rows,

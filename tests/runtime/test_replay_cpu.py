@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from idxcheck.runtime_kernels.layout import predict_rows, uniform_indptr
 from idxcheck.runtime_kernels.replay import ReplayCase, ReplayResult
 
@@ -134,6 +135,7 @@ def test_bf16_is_refused_on_the_interpreter() -> None:
 
 def test_session_refills_in_place_and_replays_identically() -> None:
     import torch
+
     from idxcheck.runtime_kernels.replay import ReplaySession
 
     case = ReplayCase(bs=2, tokens_per_req=8, qo_stride=4, max_len=4, head_dim=HD)
@@ -149,6 +151,7 @@ def test_session_refills_in_place_and_replays_identically() -> None:
 
 def test_grid_is_frozen_at_capture() -> None:
     import torch
+
     from idxcheck.runtime_kernels.extend_attention import prepare_extend_attention
 
     q = torch.randn(64, 2, 16)

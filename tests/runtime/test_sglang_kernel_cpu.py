@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from idxcheck.runtime_kernels.replay import ReplayCase
 
 pytestmark = [
