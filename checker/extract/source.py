@@ -8,9 +8,11 @@ triple-quoted string) fails to parse on its own and the whole module is parsed i
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -24,6 +26,38 @@ _CONTINUATION = (")", "]", "}", "#")
 
 class SourceError(Exception):
     """A per-file problem: undecodable, binary, unparsable. Reported; the scan goes on."""
+
+
+# libcst's native parser has no depth guard: nesting it cannot handle (2,000 brackets, 3,500
+# lambdas, 8,000 `and` operands) kills the process with SIGSEGV instead of raising. CPython's
+# parser refuses such code with an error, at about a tenth of libcst's cost, so every text goes
+# through `ast.parse` first; its other syntax errors word the message when libcst fails too.
+_TOO_DEEP = ("too many nested", "too complex", "too many levels of indentation")
+_MAX_BOOL_OPERANDS = 2_000  # CPython keeps `a and b and ...` flat; libcst nests it
+
+
+def cpython_check(text: str) -> SyntaxError | None:
+    """Raise SourceError for code too deep to parse safely; return CPython's syntax error."""
+    try:
+        with warnings.catch_warnings():  # `"\d"` warns from the parser: not ours to report
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        raise SourceError("expression nested too deeply to parse") from None
+    except ValueError as exc:  # a NUL byte in a text given directly (Python < 3.12)
+        raise SourceError(str(exc)) from None
+    except SyntaxError as exc:
+        if any(words in str(exc.msg) for words in _TOO_DEEP):
+            raise SourceError(f"expression nested too deeply to parse ({exc.msg})") from None
+        return exc
+    if len(re.findall(r"\b(?:and|or)\b", text)) > _MAX_BOOL_OPERANDS:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BoolOp) and len(node.values) > _MAX_BOOL_OPERANDS:
+                raise SourceError(
+                    f"boolean expression of {len(node.values)} operands at line {node.lineno} "
+                    "is too long to parse"
+                )
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,7 +109,7 @@ def locate_blocks(lines: list[str]) -> list[Block]:
             starts.append((start, index, kind, match.group(1)))
         decorator_start = None
     # A block ends just before the next column-0 statement after its header.
-    boundaries = statement_lines + [len(lines) + 1]
+    boundaries = [*statement_lines, len(lines) + 1]
     for start, header, kind, name in starts:
         end = len(lines)
         for line_no in boundaries:
@@ -108,6 +142,9 @@ class FunctionSource:
         self._positions: dict[cst.CSTNode, object] | None = None
         self._line_offset = 0
         self._locs: dict[int, Loc] = {}
+        # Path-sensitive interpretation describes the same node once per path: generate its
+        # text once. The node is kept with its text, so its id cannot be reused.
+        self._codes: dict[int, tuple[cst.CSTNode, str]] = {}
 
     @property
     def name(self) -> str:
@@ -126,7 +163,11 @@ class FunctionSource:
         return found
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.file.code_for(node)
+        key = id(node)
+        found = self._codes.get(key)
+        if found is None:
+            found = self._codes[key] = (node, self.file.code_for(node))
+        return found[1]
 
     def raw_text(self) -> str:
         """The function's lines as written in the file (cheap: no code generation)."""
@@ -137,9 +178,15 @@ class FunctionSource:
             # Positions of this function alone: a module holding only it, generated with
             # position tracking, then shifted to where the function sits in the file.
             wrapper = MetadataWrapper(cst.Module(body=[self.node]), unsafe_skip_copy=True)
-            self._positions = dict(wrapper.resolve(PositionProvider))
-            name_pos = self._positions[self.node.name]
-            self._line_offset = self.def_line - name_pos.start.line  # type: ignore[attr-defined]
+            try:
+                self._positions = dict(wrapper.resolve(PositionProvider))
+            except (RecursionError, KeyError):
+                # The position pass recurses once per nesting level (a KeyError wraps the
+                # RecursionError): nodes of a function this deep are placed at its `def`.
+                self._positions = {}
+            name_pos = self._positions.get(self.node.name)
+            if name_pos is not None:
+                self._line_offset = self.def_line - name_pos.start.line  # type: ignore[attr-defined]
         pos = self._positions.get(node)
         if pos is None:
             return Span(self.file.path, self.def_line, self.indent, self.def_line, self.indent)
@@ -220,7 +267,10 @@ class SourceFile:
         return found
 
     def code_for(self, node: cst.CSTNode) -> str:
-        return self._module_for_codegen.code_for_node(node)
+        try:
+            return self._module_for_codegen.code_for_node(node)
+        except RecursionError:  # libcst's code generation recurses once per nesting level
+            return "<expression nested too deeply to print>"
 
     # -- parsing --------------------------------------------------------------------------
 
@@ -230,6 +280,7 @@ class SourceFile:
             return found
         text = "".join(self.lines[block.start_line - 1 : block.end_line])
         node: cst.CSTNode | None = None
+        cpython_check(text)
         try:
             module = cst.parse_module(text)
             if len(module.body) == 1:
@@ -252,9 +303,15 @@ class SourceFile:
 
     def whole_module(self) -> cst.Module:
         if self._whole is None:
+            cpython = cpython_check(self.text)
             try:
                 self._whole = cst.parse_module(self.text)
             except cst.ParserSyntaxError as exc:
+                if cpython is not None:  # CPython's message is clearer and on the right line
+                    raise SourceError(
+                        f"syntax error at line {cpython.lineno}, column {cpython.offset}: "
+                        f"{cpython.msg}"
+                    ) from None
                 raise SourceError(
                     f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: "
                     f"{exc.message}"
@@ -282,7 +339,9 @@ class SourceFile:
                 seen[name] = occurrence + 1
                 candidates = def_lines.get(name, [])
                 line, indent = (
-                    candidates[occurrence] if occurrence < len(candidates) else (block.header_line, 4)
+                    candidates[occurrence]
+                    if occurrence < len(candidates)
+                    else (block.header_line, 4)
                 )
                 # Later definitions of a name (property setters, overloads) win, as in Python.
                 fn = FunctionSource(self, stmt, line, indent, cls.name)

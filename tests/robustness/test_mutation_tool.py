@@ -1,0 +1,150 @@
+"""The mutation tool (bench/mutation/) itself: which sites it finds, which mutants it makes,
+how it judges them, and a whole run on a fixture whose every exposable mutant is flagged."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import libcst as cst
+
+from bench.mutation.mutate import GRID, STRIDE, exposable, mutants
+from bench.mutation.run import run_backend, summarise
+from idxcheck.config import Config
+
+from ..conftest import FIXTURES
+
+CONFIG = {"ndt": "ndt", "steps": "steps", "topk": "topk"}
+
+BACKEND = """import torch
+
+
+class Backend:
+    def __init__(self, model_runner):
+        self.ndt = model_runner.server_args.speculative_num_draft_tokens
+        self.steps = model_runner.server_args.speculative_num_steps
+        self.extra = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        bs = forward_batch.batch_size
+        n = self.ndt
+        qo_indptr = torch.arange(0, bs * n + 1, step=n)
+        lens = torch.full((bs,), self.steps + 1, dtype=torch.int32)
+        qo_indptr[1:] = torch.cumsum(lens, dim=0)
+        self.forward_metadata = Metadata(qo_indptr=qo_indptr, max_extend_len=None)
+        self.max_seq_len_q = 1 if forward_batch.flag else self.ndt
+        kv = torch.arange(0, bs + 1)
+        self.page_indices = torch.arange(0, bs * self.steps, self.steps)
+"""
+
+
+def expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def test_sites_and_operators() -> None:
+    found = mutants(BACKEND)
+    by_site = {(m.site.line, m.site.kind): [] for m in found}  # type: dict[tuple[int, str], list[str]]
+    for m in found:
+        by_site[(m.site.line, m.site.kind)].append(f"{m.operator} {m.description}")
+    # `step=n` is mutated where n is written; `torch.full` through its name; no mutant of a
+    # None grid scalar, of an arange without a step, or of the stride of a vector that is not
+    # a query index pointer (`page_indices`); swaps only to another symbol.
+    assert sorted(by_site) == [(12, STRIDE), (14, STRIDE), (17, GRID)]
+    assert by_site[(12, STRIDE)] == [
+        "swap `self.ndt` -> `self.steps`",
+        "add1 `self.ndt` -> `self.ndt + 1`",
+    ]
+    assert by_site[(14, STRIDE)] == [
+        "swap `self.steps + 1` -> `self.extra + 1`",
+        "add1 `self.steps + 1` -> `(self.steps + 1) + 1`",
+        "drop1 `self.steps + 1` -> `self.steps`",
+    ]
+    assert "drop-arm `1 if forward_batch.flag else self.ndt` -> `1`" in by_site[(17, GRID)]
+    # The mutated file differs from the original exactly at the site, and parses.
+    for m in found:
+        cst.parse_module(m.source)
+        changed = [
+            i
+            for i, (a, b) in enumerate(
+                zip(BACKEND.split("\n"), m.source.split("\n"), strict=True), 1
+            )
+            if a != b
+        ]
+        assert changed and all(m.site.line <= i <= m.site.end_line for i in changed), (
+            m.description,
+            changed,
+        )
+
+
+def test_arange_keeps_its_length() -> None:
+    # Every occurrence of the width inside the arange changes together (end and step).
+    source = BACKEND.replace(
+        "        n = self.ndt\n        qo_indptr = torch.arange(0, bs * n + 1, step=n)\n",
+        "        qo_indptr = torch.arange(0, bs * self.ndt + 1, step=self.ndt)\n        pass\n",
+    )
+    swap = next(m for m in mutants(source) if m.operator == "swap" and m.site.line == 12)
+    assert "torch.arange(0, bs * self.steps + 1, step=self.steps)" in swap.source
+
+
+def test_exposable() -> None:
+    # A stride is exposed by any change of value, a grid scalar only by a smaller one.
+    assert exposable(STRIDE, expr("self.ndt"), expr("self.ndt + 1"), CONFIG) is True
+    assert exposable(GRID, expr("self.ndt"), expr("self.ndt + 1"), CONFIG) is False
+    assert exposable(GRID, expr("self.ndt"), expr("self.steps + 1"), CONFIG) is True
+    # num_steps + 1 and num_draft_tokens differ only when topk > 1: still exposable.
+    assert exposable(STRIDE, expr("self.steps + 1"), expr("self.ndt"), CONFIG) is True
+    # A dropped arm matters only where the condition is false: free, so exposable.
+    assert (
+        exposable(
+            STRIDE, expr("self.ndt if m.is_x() else self.steps + 1"), expr("self.ndt"), CONFIG
+        )
+        is True
+    )
+    # Equal in every configuration: not exposable; shared free leaves stay equal.
+    assert exposable(STRIDE, expr("n + 0"), expr("n"), CONFIG) is False
+    assert (
+        exposable(STRIDE, expr("(self.steps + 1) * 2"), expr("self.steps * 2 + 2"), CONFIG) is False
+    )
+    # What the evaluator cannot read is left undecided (counted as exposable by the runner).
+    assert exposable(STRIDE, expr("self.ndt ** 2"), expr("self.ndt ** 2 + 1"), CONFIG) is None
+
+
+def test_run_on_the_motivating_fix(tmp_path: Path) -> None:
+    # The fixed backend of the motivating bug, with the fixtures' ForwardMode as context:
+    # every exposable mutant must be flagged, and the grid `+ 1`s are equivalent.
+    work = tmp_path / "tree"
+    (work / "runtime").mkdir(parents=True)
+    shutil.copy(FIXTURES / "runtime" / "forward_mode.py", work / "runtime")
+    outcomes = run_backend(FIXTURES, work, "correct/eagle_full_fix.py", None, Config())
+    statuses = [o.status for o in outcomes]
+    assert statuses.count("flagged") == 10
+    assert statuses.count("equivalent") == 3 and statuses.count("missed") == 0
+    assert all(
+        o.operator == "add1" and o.kind == GRID for o in outcomes if o.status == "equivalent"
+    )
+    assert all(o.findings for o in outcomes if o.status == "flagged")
+    assert "score 100.0%" in summarise(outcomes)
+    assert (work / "correct" / "eagle_full_fix.py").read_text() == (
+        FIXTURES / "correct" / "eagle_full_fix.py"
+    ).read_text()
+
+
+def test_a_missed_mutant_is_reported_with_the_reason(tmp_path: Path) -> None:
+    # A width idxcheck cannot follow (a runtime `torch.cat`): the mutant is missed, and the
+    # summary says what idxcheck said at the site.
+    work = tmp_path / "tree"
+    work.mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "b.py").write_text(
+        "import torch\n\n\nclass B:\n"
+        "    def init_forward_metadata(self, forward_batch):\n"
+        "        bs = forward_batch.batch_size\n"
+        "        if forward_batch.forward_mode.is_target_verify():\n"
+        "            n = torch.cat([forward_batch.a, forward_batch.b]).sum()\n"
+        "            self.qo_indptr = torch.arange(0, bs * n + 1, step=n)\n"
+    )
+    outcomes = run_backend(tmp_path / "src", work, "b.py", None, Config())
+    assert [o.status for o in outcomes] == ["missed"]
+    assert outcomes[0].reason
+    assert "missed:" in summarise(outcomes)
