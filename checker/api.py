@@ -87,8 +87,10 @@ def scan(
     result = scan_tree(tree, config, profile)
     if progress is not None:
         progress(total, total)
-    texts = {source.path: source.text for source in tree.files}
-    outcome = apply_policy(result, config, [c.display for c in candidates], texts)
+    # Every candidate's bytes were read once, by `load_file`: the files that can hold a
+    # suppression comment are the parsed ones and those it noted as marked.
+    texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
+    outcome = apply_policy(result, config, [c.display for c in candidates], texts, complete=True)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
     return outcome
 
@@ -98,11 +100,13 @@ def apply_policy(
     config: Config,
     files: Sequence[str],
     texts: dict[str, str] | None = None,
+    complete: bool = False,
 ) -> Scan:
     """Suppression comments, then `per-file-ignores`, on an engine result.
 
     `texts`: file contents already in memory (the engine's candidates); other files are read
-    only when they contain the suppression marker."""
+    only when they contain the suppression marker, unless `complete` says that `texts` holds
+    every file that does."""
     codes = known_codes()
     enabled = frozenset(code for code in codes if config.rule_enabled(code))
     comments = []
@@ -113,7 +117,7 @@ def apply_policy(
     ):
         for path in files:
             text = (texts or {}).get(path)
-            if text is None:
+            if text is None and not complete:
                 text = _read_if_marked(path)
             if text is not None:
                 comments.append(suppressions.read_comments(path, text))

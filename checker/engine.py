@@ -40,6 +40,7 @@ from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.solve.types import SolveResult
 from idxcheck.spans import Loc, Span
+from idxcheck.suppressions import MARKER as SUPPRESSION_MARKER
 from idxcheck.sym.evaluate import (
     Assignment,
     NotConcrete,
@@ -110,6 +111,9 @@ class UnsupportedSiteError(Exception):
 class LoadedTree:
     files: list[SourceFile] = field(default_factory=list)
     hits: dict[str, list[int]] = field(default_factory=dict)  # path -> hit line numbers
+    # Files the prefilter rejected that hold a suppression marker (display path -> text): the
+    # suppression pass needs their comments, and the bytes are in hand only here.
+    marked: dict[str, str] = field(default_factory=dict)
     errors: list[FileError] = field(default_factory=list)
     walked: int = 0
 
@@ -133,6 +137,10 @@ class Prefilter:
         return any(word in data for word in self.raw)
 
 
+# `in` on lowered bytes: a case-insensitive regex search of the same bytes costs ten times more.
+_MARKER = SUPPRESSION_MARKER.lower().encode()
+
+
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
     tree = LoadedTree()
     prefilter = Prefilter(profile)
@@ -154,20 +162,22 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
     facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
-    if not facts_only and not prefilter.matches(data):
-        return
-    try:
-        text_file = SourceFile.from_bytes(item.display, data)
-    except SourceError as exc:
-        tree.errors.append(FileError(item.display, str(exc)))
-        return
-    lines = [
-        text_file.text.count("\n", 0, m.start()) + 1
-        for m in prefilter.regex.finditer(text_file.text)
-    ]
-    if lines or facts_only:
-        tree.files.append(text_file)
-        tree.hits[text_file.path] = sorted(set(lines))
+    if facts_only or prefilter.matches(data):
+        try:
+            text_file = SourceFile.from_bytes(item.display, data)
+        except SourceError as exc:
+            tree.errors.append(FileError(item.display, str(exc)))
+        else:
+            lines = [
+                text_file.text.count("\n", 0, m.start()) + 1
+                for m in prefilter.regex.finditer(text_file.text)
+            ]
+            if lines or facts_only:
+                tree.files.append(text_file)
+                tree.hits[text_file.path] = sorted(set(lines))
+                return
+    if _MARKER in data.lower():
+        tree.marked[item.display] = data.decode("utf-8", errors="replace")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from idxcheck.cli import main
@@ -113,3 +114,22 @@ def test_meta_rules_are_documented() -> None:
         result = CliRunner().invoke(main, ["rule", code])
         assert result.exit_code == 0
         assert "**Fix.**" in result.output
+
+
+def test_comments_in_files_without_sites_are_read_from_the_scan_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file that cannot hold a site (rejected by the prefilter, or undecodable) is still read
+    # for suppression comments, from the bytes the scan already read: never a second time.
+    import idxcheck.api
+
+    def read_again(path: str) -> None:
+        raise AssertionError(f"{path} read a second time")
+
+    monkeypatch.setattr(idxcheck.api, "_read_if_marked", read_again)
+    (tmp_path / "plain.py").write_text("x = 1  # IDXCHECK: ignore\n")
+    (tmp_path / "latin1.py").write_bytes(b"y = '\xe9'  # idxcheck: ignore\n")
+    (tmp_path / "quiet.py").write_text("z = 3\n")
+    _, doc = scan_json(tmp_path)
+    assert sorted(codes(doc)) == [("IDX900", 1), ("IDX900", 1)]
+    assert sorted(Path(f["path"]).name for f in doc["findings"]) == ["latin1.py", "plain.py"]
