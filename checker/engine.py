@@ -611,11 +611,9 @@ class Checker:
             return found[1]
         result: list[tuple[str, Formula]] | None = None
         if formula_mentions_mode(pc):
-            memo: dict[int, object] = {}
             result = []
             for mode in self.modes.members:
-                memo.clear()
-                specialised = specialise_formula(pc, mode, memo)
+                specialised = specialise_formula(pc, mode)
                 if specialised != FALSE:
                     result.append((mode, specialised))
         self._mode_cache[key] = (pc, result)

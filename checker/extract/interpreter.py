@@ -73,6 +73,7 @@ from idxcheck.sym.terms import (
     ite,
     neg,
     relative_to,
+    specialise_formula,
     strip,
     term_leaves,
     term_size,
@@ -1525,9 +1526,7 @@ class ClassInterpreter:
             )
             if formula is None:
                 return UnknownV(f"`{name}` is not a predicate of {self.ctx.modes.enum_name}")
-            from idxcheck.extract.modes import _eval_modes
-
-            return BoolV(_eval_modes(formula, receiver.name))
+            return BoolV(specialise_formula(formula, receiver.name))
         if name == "copy_" and isinstance(node.func, cst.Attribute):
             target_name = _base_name(node.func.value)
             if target_name is not None:

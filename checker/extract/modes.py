@@ -13,17 +13,14 @@ from idxcheck.profile import Profile
 from idxcheck.spans import Span
 from idxcheck.sym.terms import (
     FALSE,
-    TRUE,
-    And,
     Atom,
     BoolConst,
     Formula,
     ModeIs,
-    Not,
-    Or,
+    Rewriter,
     conj,
     disj,
-    neg,
+    specialise_formula,
 )
 
 FLAG_PREFIX = "flag:"
@@ -57,31 +54,18 @@ class ModeModel:
         return substitute_flags(pred.formula, values)
 
     def at_member(self, formula: Formula, member: str) -> Formula:
-        return _eval_modes(formula, member)
+        return specialise_formula(formula, member)
 
 
 def substitute_flags(formula: Formula, values: dict[str, Formula]) -> Formula:
-    if isinstance(formula, Atom) and formula.key.startswith(FLAG_PREFIX):
-        return values.get(formula.key[len(FLAG_PREFIX) :], FALSE)
-    if isinstance(formula, And):
-        return conj(*(substitute_flags(a, values) for a in formula.args))
-    if isinstance(formula, Or):
-        return disj(*(substitute_flags(a, values) for a in formula.args))
-    if isinstance(formula, Not):
-        return neg(substitute_flags(formula.arg, values))
-    return formula
+    """A predicate's formula with its flag parameters bound (an unbound flag is false)."""
 
+    def flag(f: Formula) -> Formula | None:
+        if isinstance(f, Atom) and f.key.startswith(FLAG_PREFIX):
+            return values.get(f.key[len(FLAG_PREFIX) :], FALSE)
+        return None
 
-def _eval_modes(formula: Formula, member: str) -> Formula:
-    if isinstance(formula, ModeIs):
-        return TRUE if member in formula.members else FALSE
-    if isinstance(formula, And):
-        return conj(*(_eval_modes(a, member) for a in formula.args))
-    if isinstance(formula, Or):
-        return disj(*(_eval_modes(a, member) for a in formula.args))
-    if isinstance(formula, Not):
-        return neg(_eval_modes(formula.arg, member))
-    return formula
+    return Rewriter(formula_leaf=flag).formula(formula)
 
 
 def mode_model_from_profile(profile: Profile, texts: list[str] | None = None) -> ModeModel:

@@ -7,7 +7,8 @@ which is what the verdict cache keys on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from idxcheck.spans import Loc
 from idxcheck.sym.node import node
@@ -324,149 +325,104 @@ def _neg(arg: Formula) -> Formula:
 # Queries
 
 
-def formula_mentions_mode(formula: Formula, _seen: set[int] | None = None) -> bool:
-    seen: set[int] = set() if _seen is None else _seen
-    stack: list[object] = [formula]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, ModeIs):
-            return True
-        if isinstance(node, (And, Or)):
-            stack.extend(node.args)
-        elif isinstance(node, Not):
-            stack.append(node.arg)
-        elif isinstance(node, Cmp):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, Tagged):
-            stack.append(node.inner)
-        elif isinstance(node, BinOp):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, Ite):
-            stack.extend((node.cond, node.then, node.other))
-    return False
+def formula_mentions_mode(formula: Formula) -> bool:
+    return any(isinstance(n, ModeIs) for n in _walk(formula))
 
 
 def term_mentions_mode(term: Term) -> bool:
-    return formula_mentions_mode(Cmp("==", term, Const(0)))
+    return any(isinstance(n, ModeIs) for n in _walk(term))
 
 
-def specialise_formula(
-    formula: Formula, mode: str, memo: dict[int, object] | None = None
-) -> Formula:
-    """Substitute the forward mode under check into `formula`, folding what becomes constant.
-    Shared subformulas (path conditions share their prefixes) are visited once."""
-    memo = {} if memo is None else memo
-    found = memo.get(id(formula))
-    if found is not None:
-        return found  # type: ignore[return-value]
-    result: Formula
-    if isinstance(formula, ModeIs):
-        result = BoolConst(mode in formula.members)
-    elif isinstance(formula, And):
-        result = conj(*(specialise_formula(a, mode, memo) for a in formula.args))
-    elif isinstance(formula, Or):
-        result = disj(*(specialise_formula(a, mode, memo) for a in formula.args))
-    elif isinstance(formula, Not):
-        result = neg(specialise_formula(formula.arg, mode, memo))
-    elif isinstance(formula, Cmp):
-        result = cmp(
-            formula.op,
-            specialise_term(formula.left, mode, memo),
-            specialise_term(formula.right, mode, memo),
-        )
-    else:
-        result = formula
-    memo[id(formula)] = result
-    return result
+def _no_change(_node: object) -> None:
+    return None
 
 
-def specialise_term(term: Term, mode: str, memo: dict[int, object] | None = None) -> Term:
-    memo = {} if memo is None else memo
-    found = memo.get(id(term))
-    if found is not None:
-        return found  # type: ignore[return-value]
-    result: Term
-    if isinstance(term, Tagged):
-        inner = specialise_term(term.inner, mode, memo)
-        result = term if inner is term.inner else Tagged(inner, term.loc)
-    elif isinstance(term, BinOp):
-        result = binop(
-            term.op, specialise_term(term.left, mode, memo), specialise_term(term.right, mode, memo)
-        )
-    elif isinstance(term, Ite):
-        cond = specialise_formula(term.cond, mode, memo)
-        if cond == TRUE:
-            result = specialise_term(term.then, mode, memo)
-        elif cond == FALSE:
-            result = specialise_term(term.other, mode, memo)
+class Rewriter:
+    """Rebuilds terms and formulas bottom-up, putting `leaf(node)` wherever it is not None,
+    through the folding constructors (so what becomes constant folds). Shared subterms (path
+    conditions share their prefixes) are rebuilt once per rewriter."""
+
+    def __init__(
+        self,
+        term_leaf: Callable[[Term], Term | None] = _no_change,
+        formula_leaf: Callable[[Formula], Formula | None] = _no_change,
+    ) -> None:
+        self.term_leaf = term_leaf
+        self.formula_leaf = formula_leaf
+        self.memo: dict[int, Any] = {}
+
+    def term(self, term: Term) -> Term:
+        found: Term | None = self.memo.get(id(term))
+        if found is not None:
+            return found
+        result = self.term_leaf(term)
+        if result is not None:
+            pass
+        elif isinstance(term, Tagged):
+            inner = self.term(term.inner)
+            result = term if inner is term.inner else Tagged(inner, term.loc)
+        elif isinstance(term, BinOp):
+            result = binop(term.op, self.term(term.left), self.term(term.right))
+        elif isinstance(term, Ite):
+            cond = self.formula(term.cond)
+            if cond == TRUE:
+                result = self.term(term.then)
+            elif cond == FALSE:
+                result = self.term(term.other)
+            else:
+                result = Ite(cond, self.term(term.then), self.term(term.other))
         else:
-            result = Ite(
-                cond,
-                specialise_term(term.then, mode, memo),
-                specialise_term(term.other, mode, memo),
-            )
-    else:
-        result = term
-    memo[id(term)] = result
-    return result
+            result = term
+        self.memo[id(term)] = result
+        return result
+
+    def formula(self, formula: Formula) -> Formula:
+        found: Formula | None = self.memo.get(id(formula))
+        if found is not None:
+            return found
+        result = self.formula_leaf(formula)
+        if result is not None:
+            pass
+        elif isinstance(formula, And):
+            result = conj(*(self.formula(a) for a in formula.args))
+        elif isinstance(formula, Or):
+            result = disj(*(self.formula(a) for a in formula.args))
+        elif isinstance(formula, Not):
+            result = neg(self.formula(formula.arg))
+        elif isinstance(formula, Cmp):
+            result = cmp(formula.op, self.term(formula.left), self.term(formula.right))
+        else:
+            result = formula
+        self.memo[id(formula)] = result
+        return result
 
 
-def substitute_width(term: Term, width: Term, memo: dict[int, object] | None = None) -> Term:
-    """Replace `RuntimeWidth` (what the runtime publishes) by the runner's width term."""
-    memo = {} if memo is None else memo
-    found = memo.get(id(term))
-    if found is not None:
-        return found  # type: ignore[return-value]
-    result: Term
-    if isinstance(term, RuntimeWidth):
-        result = width
-    elif isinstance(term, Tagged):
-        result = Tagged(substitute_width(term.inner, width, memo), term.loc)
-    elif isinstance(term, BinOp):
-        result = BinOp(
-            term.op,
-            substitute_width(term.left, width, memo),
-            substitute_width(term.right, width, memo),
-        )
-    elif isinstance(term, Ite):
-        result = Ite(
-            substitute_width_formula(term.cond, width, memo),
-            substitute_width(term.then, width, memo),
-            substitute_width(term.other, width, memo),
-        )
-    else:
-        result = term
-    memo[id(term)] = result
-    return result
+def mode_rewriter(mode: str) -> Rewriter:
+    """Substitutes the forward mode under check, folding what becomes constant."""
+    return Rewriter(
+        formula_leaf=lambda f: BoolConst(mode in f.members) if isinstance(f, ModeIs) else None
+    )
 
 
-def substitute_width_formula(
-    formula: Formula, width: Term, memo: dict[int, object] | None = None
-) -> Formula:
-    memo = {} if memo is None else memo
-    found = memo.get(id(formula))
-    if found is not None:
-        return found  # type: ignore[return-value]
-    result: Formula
-    if isinstance(formula, Cmp):
-        result = cmp(
-            formula.op,
-            substitute_width(formula.left, width, memo),
-            substitute_width(formula.right, width, memo),
-        )
-    elif isinstance(formula, And):
-        result = conj(*(substitute_width_formula(a, width, memo) for a in formula.args))
-    elif isinstance(formula, Or):
-        result = disj(*(substitute_width_formula(a, width, memo) for a in formula.args))
-    elif isinstance(formula, Not):
-        result = neg(substitute_width_formula(formula.arg, width, memo))
-    else:
-        result = formula
-    memo[id(formula)] = result
-    return result
+def specialise_formula(formula: Formula, mode: str) -> Formula:
+    return mode_rewriter(mode).formula(formula)
+
+
+def specialise_term(term: Term, mode: str) -> Term:
+    return mode_rewriter(mode).term(term)
+
+
+def width_rewriter(width: Term) -> Rewriter:
+    """Replaces `RuntimeWidth` (what the runtime publishes) by the runner's width term."""
+    return Rewriter(term_leaf=lambda t: width if isinstance(t, RuntimeWidth) else None)
+
+
+def substitute_width(term: Term, width: Term) -> Term:
+    return width_rewriter(width).term(term)
+
+
+def substitute_width_formula(formula: Formula, width: Term) -> Formula:
+    return width_rewriter(width).formula(formula)
 
 
 def _walk(root: object) -> Iterator[object]:
