@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from idxcheck.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report, plural
+from idxcheck.report.detail import detail_lines
 
 
 def _data(text: str) -> str:
@@ -30,18 +31,7 @@ def annotation(finding: Finding) -> str:
         props.append(f"endColumn={span.end_column + 1}")
     title = f"{finding.code} {finding.name}" + (f" ({finding.mode})" if finding.mode else "")
     props.append(f"title={_prop(title)}")
-    lines = [finding.message]
-    if finding.counterexample_text:
-        needs = f" (needs {finding.needs_text})" if finding.needs_text else ""
-        lines.append(f"counterexample: {finding.counterexample_text}{needs}")
-    for related in finding.related:
-        where = f"{related.span.path}:{related.span.line}: " if related.span else ""
-        lines.append(f"{where}{related.message}")
-    if finding.confirmation:
-        lines.append(
-            f"confirmation: {finding.confirmation.get('status')}: "
-            f"{finding.confirmation.get('reason', '')}"
-        )
+    lines = [finding.message, *detail_lines(finding)]
     kind = "error" if finding.severity == "error" else "warning"
     return f"::{kind} {','.join(props)}::{_data(chr(10).join(lines))}"
 

@@ -12,23 +12,13 @@ import xml.etree.ElementTree as ET
 from idxcheck.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report
+from idxcheck.report.detail import detail_lines
 
 
 def _failure_text(finding: Finding) -> str:
     span = finding.span
-    lines = [f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"]
-    if finding.counterexample_text:
-        needs = f" (needs {finding.needs_text})" if finding.needs_text else ""
-        lines.append(f"counterexample: {finding.counterexample_text}{needs}")
-    for related in finding.related:
-        where = f"{related.span.path}:{related.span.line}: " if related.span else ""
-        lines.append(f"{where}{related.message}")
-    if finding.confirmation:
-        lines.append(
-            f"confirmation: {finding.confirmation.get('status')}: "
-            f"{finding.confirmation.get('reason', '')}"
-        )
-    return "\n".join(lines)
+    head = f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"
+    return "\n".join([head, *detail_lines(finding)])
 
 
 def _failure(case: ET.Element, finding: Finding) -> None:
