@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / ".cache"
+CACHE = Path(os.environ.get("IDXCHECK_CACHE", ROOT / ".cache"))
 
 
 def sglang_tree(version: str) -> Path:
+    """The `sglang` package folder of release `version` (downloaded once, then reused)."""
     target = CACHE / "sglang" / version
     package = target / "sglang"
     if (target / ".complete").exists():

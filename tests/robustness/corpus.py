@@ -159,6 +159,28 @@ def dir_named_like_a_file(folder: Path) -> Path:
     return path
 
 
+# Predicates that recurse, mutually and into themselves: each cycle is one error, and the
+# standard predicates of the enum are still read.
+RECURSIVE_PREDICATES = """
+    def is_speculative(self):
+        return self.is_verify_like() or self.is_draft_extend(include_v2=True)
+
+    def is_verify_like(self):
+        return self.is_speculative() and not self.is_draft_extend()
+
+    def is_forever(self, deep: bool = False):
+        return self.is_forever(deep=not deep)
+"""
+
+
+def recursive_enum(folder: Path) -> Path:
+    """The fixtures' ForwardMode with predicates that recurse."""
+    path = folder / "recursive_predicate" / "forward_mode.py"
+    path.parent.mkdir()
+    path.write_text(FORWARD_MODE.read_text() + RECURSIVE_PREDICATES)
+    return path
+
+
 def big_enum(folder: Path, members: int = 300) -> Path:
     """The fixtures' ForwardMode with extra members up to `members` in all."""
     path = folder / "enum_300" / "forward_mode.py"

@@ -98,10 +98,12 @@ def test_empty_file_is_clean(reference: ScanResult) -> None:
     assert_alongside("fixtures/bad/empty.py", reference, [])
 
 
-def test_recursive_predicate_is_an_error_and_the_rest_of_the_enum_is_read() -> None:
+def test_recursive_predicate_is_an_error_and_the_rest_of_the_enum_is_read(
+    tmp_path: Path,
+) -> None:
     # With an enum in the tree the mode model is read from it: compare with the well-formed
     # enum of the fixtures, which the recursive one extends.
-    enum = "fixtures/bad/recursive_predicate/forward_mode.py"
+    enum = str(corpus.recursive_enum(tmp_path))
     good = scan([BUGS, "fixtures/runtime"])
     bad = scan([BUGS, enum])
     assert bad.mode_model_source == enum
@@ -117,7 +119,7 @@ def test_recursive_predicate_is_an_error_and_the_rest_of_the_enum_is_read() -> N
 
 def test_whole_bad_folder_next_to_the_bugs(reference: ScanResult) -> None:
     result = scan(["fixtures/bad", BUGS])
-    assert len(result.errors) == len(HAND_WRITTEN) + 2  # two recursive predicates
+    assert len(result.errors) == len(HAND_WRITTEN)
     assert {e.path for e in result.errors} >= {f"fixtures/bad/{n}" for n, _ in HAND_WRITTEN}
 
 
@@ -255,11 +257,14 @@ def test_cli_on_the_whole_corpus(tmp_path: Path) -> None:
     corpus.unreadable(tmp_path)
     corpus.fifo(tmp_path)
     corpus.dir_named_like_a_file(tmp_path)
+    corpus.recursive_enum(tmp_path)
     proc = cli("fixtures/bad", rel(tmp_path), BUGS, "no/such/path.py", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     doc = json.loads(proc.stdout)
-    assert len(doc["errors"]) == len(HAND_WRITTEN) + 2 + len(corpus.DEEP_SHAPES) + 2 + 1 + 1 + 1
+    recursive_predicates = 2
+    expected = len(HAND_WRITTEN) + recursive_predicates + len(corpus.DEEP_SHAPES) + 2 + 1 + 1 + 1
+    assert len(doc["errors"]) == expected
     proc = cli("fixtures/bad", rel(tmp_path), "--format", "text", debug=True)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr  # per-file errors are not internal errors
