@@ -1,8 +1,8 @@
 """SGLang's own extend_attention_fwd, downloaded at test time, replayed on the CPU interpreter.
 
-Marked ``network`` (it runs ``pip download sglang==0.5.13``) and ``slow``. The release's two
-Triton files are unpacked into the ignored ``.cache/`` folder with a two-function stub for
-``sglang.srt.utils`` (the only other thing they import); no SGLang code is committed.
+Marked ``network`` (it downloads sglang 0.5.13 through ``tests/realtree.py``) and ``slow``. The
+release's two Triton files are copied into the ignored ``.cache/`` folder with a two-function
+stub for ``sglang.srt.utils`` (the only other thing they import); no SGLang code is committed.
 
 Without a GPU, SGLang's block-size table falls to its "older architectures" row: BLOCK_M 64 for
 head dims <= 128. Our kernel replayed at that BLOCK_M must give the same rows.
@@ -11,15 +11,16 @@ head dims <= 128. Our kernel replayed at that BLOCK_M must give the same rows.
 from __future__ import annotations
 
 import dataclasses
-import subprocess
+import shutil
 import sys
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from idxcheck.runtime_kernels.replay import ReplayCase
+
+from ..realtree import sglang_tree as release_tree
 
 pytestmark = [
     pytest.mark.network,
@@ -52,31 +53,10 @@ def _prepare(root: Path) -> Path:
     tree = root / f"sglang-{VERSION}"
     if all((tree / f).exists() for f in FILES):
         return tree
-    wheels = root / "wheels"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "-q",
-            "-d",
-            str(wheels),
-            f"sglang=={VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    found = sorted(wheels.glob(f"sglang-{VERSION}-*.whl"))
-    if proc.returncode != 0 or not found:
-        pytest.skip(f"cannot download sglang=={VERSION}: {proc.stderr.strip()[-200:]}")
-    with zipfile.ZipFile(found[0]) as whl:
-        for name in FILES:
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            (tree / name).write_bytes(whl.read(name))
-    found[0].unlink()  # only the two files are kept
+    release = release_tree(VERSION).parent  # the unpacked wheel: `sglang/...` below it
+    for name in FILES:
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(release / name, tree / name)
     for pkg in (
         "sglang",
         "sglang/srt",
