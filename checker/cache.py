@@ -18,8 +18,6 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +72,6 @@ class Cache:
         self.directory = directory
         self.solver_version = solver_version
         self._conn: sqlite3.Connection | None = None
-        self.hits = 0
-        self.misses = 0
 
     @property
     def path(self) -> Path:
@@ -114,9 +110,7 @@ class Cache:
         except sqlite3.Error:
             return None
         if row is None:
-            self.misses += 1
             return None
-        self.hits += 1
         return json.loads(row[0])  # type: ignore[no-any-return]
 
     def put_verdict(self, key: str, value: dict[str, Any]) -> None:
@@ -182,16 +176,3 @@ def clear(directory: Path) -> bool:
             candidate.unlink()
             removed = True
     return removed
-
-
-@contextmanager
-def opened(directory: Path | None, solver_version: str) -> Iterator[Cache | None]:
-    if directory is None:
-        yield None
-        return
-    cache = Cache(directory, solver_version)
-    try:
-        yield cache
-    finally:
-        cache.prune()
-        cache.close()

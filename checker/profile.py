@@ -96,9 +96,6 @@ class Profile:
         self._role_cache[name] = role
         return role
 
-    def display_name(self, symbol: str) -> str:
-        return self.display.get(symbol, symbol)
-
     def symbol_order(self) -> list[str]:
         return list(self.display)
 

@@ -17,17 +17,6 @@ class Span:
     end_line: int
     end_column: int
 
-    def shifted(self, line_offset: int, column_offset: int) -> Span:
-        """The span of a node parsed out of a block that starts at `line_offset + 1` and was
-        dedented by `column_offset` columns."""
-        return Span(
-            self.path,
-            self.line + line_offset,
-            self.column + column_offset,
-            self.end_line + line_offset,
-            self.end_column + column_offset,
-        )
-
     def label(self) -> str:
         return f"{self.path}:{self.line}:{self.column + 1}"
 

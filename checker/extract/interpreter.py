@@ -380,11 +380,7 @@ class ClassInterpreter:
 
     def exec_suite(self, suite: cst.BaseSuite, state: State, frame: Frame) -> State:
         if isinstance(suite, cst.SimpleStatementSuite):
-            for small in suite.body:
-                if not state.alive:
-                    break
-                state = self.exec_small(small, state, frame)
-            return state
+            return self.exec_smalls(suite.body, state, frame)
         assert isinstance(suite, cst.IndentedBlock)
         return self.exec_statements(suite.body, state, frame)
 
@@ -397,13 +393,19 @@ class ClassInterpreter:
             state = self.exec_statement(stmt, state, frame)
         return state
 
+    def exec_smalls(
+        self, smalls: Sequence[cst.BaseSmallStatement], state: State, frame: Frame
+    ) -> State:
+        """The statements of one line (`a = 1; b = 2`), until one ends the path."""
+        for small in smalls:
+            if not state.alive:
+                break
+            state = self.exec_small(small, state, frame)
+        return state
+
     def exec_statement(self, stmt: cst.BaseStatement, state: State, frame: Frame) -> State:
         if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if not state.alive:
-                    break
-                state = self.exec_small(small, state, frame)
-            return state
+            return self.exec_smalls(stmt.body, state, frame)
         if isinstance(stmt, cst.If):
             return self.exec_if(stmt, state, frame)
         if isinstance(stmt, (cst.For, cst.While)):

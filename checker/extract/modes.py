@@ -20,7 +20,6 @@ from idxcheck.sym.terms import (
     Rewriter,
     conj,
     disj,
-    specialise_formula,
 )
 
 FLAG_PREFIX = "flag:"
@@ -52,9 +51,6 @@ class ModeModel:
             if key in values:
                 values[key] = arg
         return substitute_flags(pred.formula, values)
-
-    def at_member(self, formula: Formula, member: str) -> Formula:
-        return specialise_formula(formula, member)
 
 
 def substitute_flags(formula: Formula, values: dict[str, Formula]) -> Formula:

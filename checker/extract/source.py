@@ -247,7 +247,6 @@ class SourceFile:
         self._classes: dict[Block, ClassSource] = {}
         self._functions: dict[Block, FunctionSource] = {}
         self._whole: cst.Module | None = None
-        self._whole_failed = False
         self._module_for_codegen = cst.Module(body=[])
 
     @classmethod

@@ -7,8 +7,6 @@ modelled. `ChoiceV` holds the alternatives of a value that differs between paths
 
 from __future__ import annotations
 
-import libcst as cst
-
 from idxcheck.spans import Loc
 from idxcheck.sym.node import node
 from idxcheck.sym.terms import Formula, Term
@@ -218,7 +216,3 @@ Value = (
     | UnboundV
     | ChoiceV
 )
-
-
-def describe(node: cst.CSTNode) -> str:
-    return type(node).__name__

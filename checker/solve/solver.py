@@ -32,7 +32,6 @@ from idxcheck.sym.terms import (
     Tagged,
     Term,
     Unknown,
-    formula_atoms,
     formula_symbols,
 )
 from idxcheck.verdicts import Verdict
@@ -334,7 +333,3 @@ class Solver:
             else:
                 return None
         return best
-
-
-def atom_texts(formula: Formula) -> dict[str, str]:
-    return formula_atoms(formula)

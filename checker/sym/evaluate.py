@@ -94,45 +94,10 @@ def eval_formula(formula: Formula, env: Assignment) -> bool:
     raise TypeError(f"not a formula: {formula!r}")
 
 
-def selected_locs(term: Term, env: Assignment) -> list[Loc]:
-    """The provenance chain of `term` under `env`: the spans of the Tagged nodes met while
-    descending through the Ite arms that `env` selects, outermost first. The last one is
-    where the value that matters was written."""
-    chain: list[Loc] = []
-    node = term
-    while True:
-        if isinstance(node, Tagged):
-            if not chain or chain[-1] is not node.loc:
-                chain.append(node.loc)
-            node = node.inner
-        elif isinstance(node, Ite):
-            try:
-                node = node.then if eval_formula(node.cond, env) else node.other
-            except NotConcrete:
-                return chain
-        else:
-            return chain
-
-
-def selected_text(term: Term, env: Assignment) -> str | None:
-    """The source text of the innermost Tagged node on the selected path."""
-    text: str | None = None
-    node = term
-    while True:
-        if isinstance(node, Tagged):
-            text = node.loc.text
-            node = node.inner
-        elif isinstance(node, Ite):
-            try:
-                node = node.then if eval_formula(node.cond, env) else node.other
-            except NotConcrete:
-                return text
-        else:
-            return text
-
-
 def selected_tags(term: Term, env: Assignment) -> list[tuple[Loc, str]]:
-    """Like `selected_locs`, with each place's source text."""
+    """The provenance chain of `term` under `env`, outermost first: each Tagged node met while
+    descending through the Ite arms that `env` selects, with its source text. The last one is
+    where the value that matters was written."""
     chain: list[tuple[Loc, str]] = []
     node = term
     while True:

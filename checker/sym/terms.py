@@ -329,10 +329,6 @@ def formula_mentions_mode(formula: Formula) -> bool:
     return any(isinstance(n, ModeIs) for n in _walk(formula))
 
 
-def term_mentions_mode(term: Term) -> bool:
-    return any(isinstance(n, ModeIs) for n in _walk(term))
-
-
 def _no_change(_node: object) -> None:
     return None
 
@@ -455,10 +451,6 @@ _LEAVES = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown)
 def term_leaves(term: Term) -> list[Term]:
     """Every distinct leaf of `term` (through Ite arms and conditions' terms)."""
     return [n for n in _walk(term) if isinstance(n, _LEAVES)]
-
-
-def formula_terms(formula: Formula) -> list[Term]:
-    return [n for n in _walk(formula) if isinstance(n, _LEAVES)]
 
 
 def symbols_of(term: Term) -> set[str]:
