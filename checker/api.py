@@ -17,14 +17,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from idxcheck import suppressions
-from idxcheck.catalog import known_codes
+from idxcheck import stamps, suppressions
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
-from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
 from idxcheck.findings import FileError, Finding, ScanResult
 from idxcheck.pathmatch import path_matches, relative_posix
-from idxcheck.profile import load_profile
+
+# The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
+# that use them: a warm scan answered by `stamps` never loads them.
 
 # progress(done, total): called as the scan advances, from the thread that called `scan`.
 Progress = Callable[[int, int], None]
@@ -71,10 +71,22 @@ def scan(
 ) -> Scan:
     config = config or Config()
     started = time.perf_counter()
+    candidates, errors = discover_files(paths, config)
+    stamp_key = None
+    if config.cache_dir is not None:
+        stamp_key = stamps.stamp_key(candidates, errors, config)
+        stored = stamps.load(config, stamp_key)
+        if stored is not None:
+            if progress is not None:
+                progress(1, 1)
+            stored.result.stats.seconds = round(time.perf_counter() - started, 3)
+            return stored
+    from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
+    from idxcheck.profile import load_profile
+
     profile = load_profile(
         config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
     )
-    candidates, errors = discover_files(paths, config)
     tree = LoadedTree(errors=list(errors))
     # Load file by file (the reading and prefilter of `engine.load_tree`) and count the
     # analysis of the whole tree as the last step.
@@ -91,6 +103,8 @@ def scan(
     # suppression comment are the parsed ones and those it noted as marked.
     texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
     outcome = apply_policy(result, config, [c.display for c in candidates], texts, complete=True)
+    if stamp_key is not None and stamps.settled(candidates, time.time()):
+        stamps.store(config, stamp_key, outcome)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
     return outcome
 
@@ -107,6 +121,8 @@ def apply_policy(
     `texts`: file contents already in memory (the engine's candidates); other files are read
     only when they contain the suppression marker, unless `complete` says that `texts` holds
     every file that does."""
+    from idxcheck.catalog import known_codes
+
     codes = known_codes()
     enabled = frozenset(code for code in codes if config.rule_enabled(code))
     comments = []

@@ -41,22 +41,34 @@ _FINGERPRINT: list[str] = []
 
 def code_fingerprint() -> str:
     """The checker's own code, by file name, size and modification time: an editable install
-    whose rules or extractor change (same version number) must not reuse old verdicts."""
+    whose rules or extractor change (same version number) must not reuse old verdicts. Found
+    without importing the rules, so that a warm scan never loads the extractor."""
     if not _FINGERPRINT:
-        import idxcheck
-        import idxcheck.rules
+        import importlib.util
 
         entries: list[str] = []
-        for package in (idxcheck, idxcheck.rules):
-            root = Path(package.__file__ or "").parent
-            for path in sorted(root.rglob("*.py")):
-                try:
-                    info = path.stat()
-                except OSError:
-                    continue
-                entries.append(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}")
+        for name in ("idxcheck", "idxcheck.rules"):
+            spec = importlib.util.find_spec(name)
+            for location in (spec.submodule_search_locations or []) if spec else []:
+                root = Path(location)
+                for path in sorted(root.rglob("*.py")):
+                    try:
+                        info = path.stat()
+                    except OSError:
+                        continue
+                    entries.append(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}")
         _FINGERPRINT.append(digest(*entries)[:16])
     return _FINGERPRINT[0]
+
+
+def solver_version() -> str:
+    """The installed z3's version, read from its distribution's metadata (z3 is not imported)."""
+    try:
+        from importlib.metadata import version
+
+        return version("z3-solver")
+    except Exception:
+        return "unknown"
 
 
 def digest(*parts: str) -> str:

@@ -24,7 +24,16 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 
-FORMATS = ("text", "json", "sarif", "github", "markdown", "junit", "html")
+FORMAT_MODULES = {
+    "text": "text",
+    "json": "json_format",
+    "sarif": "sarif",
+    "github": "github",
+    "markdown": "markdown",
+    "junit": "junit",
+    "html": "html",
+}
+FORMATS = tuple(FORMAT_MODULES)
 # A progress bar is worth drawing only for runs long enough to wonder about.
 PROGRESS_MIN_FILES = 20
 
@@ -157,6 +166,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _validate_codes(codes: tuple[str, ...], option: str) -> None:
+    if not codes:
+        return  # the rule catalogue is not loaded for nothing
     from idxcheck.catalog import known_codes
 
     known = known_codes()
@@ -314,7 +325,7 @@ def scan(
     device: str,
 ) -> None:
     """Scan files and folders (never imports or runs them)."""
-    from idxcheck import api, baseline, changed, gitutil
+    from idxcheck import api
     from idxcheck.config_file import (
         ConfigError,
         Overrides,
@@ -323,7 +334,6 @@ def scan(
         load_config_file,
     )
     from idxcheck.report.context import Report
-    from idxcheck.sym.parse import ConstraintError
     from idxcheck.verdicts import Verdict
 
     outputs = parse_formats(formats, output)
@@ -351,9 +361,20 @@ def scan(
 
         config = _replace(config, cache_dir=str(default_cache_dir()))
 
-    changed_files = changed.ChangedFiles(paths) if changed_only else None
+    # What turns into a usage error (a bad domain constraint is a ValueError); git and baseline
+    # support is loaded only by the options that use it.
+    usage_errors: list[type[Exception]] = [ValueError]
+    if baseline_path or write_baseline_path or diff_base:
+        from idxcheck import baseline, gitutil
+
+        usage_errors += [baseline.BaselineError, gitutil.GitError]
+    changed_files = None
     scan_paths = list(paths)
     if changed_only:
+        from idxcheck import changed, gitutil
+
+        usage_errors.append(gitutil.GitError)
+        changed_files = changed.ChangedFiles(paths)
         scan_paths = [changed.scan_path(changed.project_root(paths, config))]
         # Tree facts come from the whole project; classes are analysed only where a finding
         # could touch a changed file (the engine widens this to every class when a changed
@@ -392,7 +413,7 @@ def scan(
             result.findings = list(split.new)
             baselined.extend(split.known)
             baseline_used = True
-    except (ValueError, ConstraintError, baseline.BaselineError, gitutil.GitError) as exc:
+    except tuple(usage_errors) as exc:
         raise click.UsageError(str(exc)) from None
 
     if confirm and result.findings:
@@ -413,8 +434,12 @@ def scan(
         or (config.strict and any(n.verdict == Verdict.UNKNOWN for n in result.notes))
     )
     exit_code = EXIT_FINDINGS if failed else EXIT_CLEAN
-    from idxcheck.profile import load_profile
+    if result.mode_order:
+        mode_order = result.mode_order
+    else:
+        from idxcheck.profile import load_profile
 
+        mode_order = load_profile(config.profile).mode_members
     report = Report(
         result=result,
         suppressed=tuple((s.finding, s.comment) for s in outcome.suppressed),
@@ -424,7 +449,7 @@ def scan(
         strict=config.strict,
         baseline_used=baseline_used,
         stale_baseline=stale,
-        mode_order=load_profile(config.profile).mode_members,
+        mode_order=mode_order,
     )
     for name, path in outputs:
         stream = sys.stdout
@@ -442,19 +467,13 @@ def scan(
 def render(
     name: str, report: Any, *, explain: bool = False, statistics: bool = False, color: bool = False
 ) -> str:
-    from idxcheck.report import github, html, json_format, junit, markdown, sarif, text
+    import importlib
 
+    # Only the chosen format's module: the HTML and SARIF reporters load the rule catalogue.
+    module = importlib.import_module(f"idxcheck.report.{FORMAT_MODULES[name]}")
     if name == "text":
-        return text.render(report, explain=explain, color=color, statistics=statistics)
-    renderers: dict[str, Callable[[Any], str]] = {
-        "json": json_format.render,
-        "sarif": sarif.render,
-        "github": github.render,
-        "markdown": markdown.render,
-        "junit": junit.render,
-        "html": html.render,
-    }
-    return renderers[name](report)
+        return module.render(report, explain=explain, color=color, statistics=statistics)  # type: ignore[no-any-return]
+    return module.render(report)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------------------------------

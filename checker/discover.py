@@ -39,6 +39,9 @@ SKIP_DIRS = frozenset(
 class Candidate:
     path: str  # as given or found, for reading
     display: str  # as reported
+    # (size, mtime_ns, ctime_ns, inode) from the walk's own `stat`: what a warm scan compares
+    # instead of reading the file (`idxcheck.stamps`).
+    stamp: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,19 @@ def _identity(path: str) -> tuple[int, int] | None:
     """The file a path leads to, links followed (device, inode); None when it leads nowhere.
     One `stat` instead of resolving every component: walking a tree of thousands of files
     costs a system call per file."""
+    info = _stat(path)
+    return None if info is None else (info.st_dev, info.st_ino)
+
+
+def _stat(path: str) -> os.stat_result | None:
     try:
-        info = os.stat(path)
+        return os.stat(path)
     except (OSError, ValueError):
         return None
-    return (info.st_dev, info.st_ino)
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
 def discover(
@@ -80,10 +91,11 @@ def discover(
         if os.path.isdir(root):
             yield from _walk(root, exclude, seen)
         elif os.path.isfile(root):
-            identity = _identity(root)
-            if identity is not None and identity not in seen and not _excluded(root, exclude):
-                seen.add(identity)
-                yield Candidate(root, os.path.normpath(root))
+            info = _stat(root)
+            identity = None if info is None else (info.st_dev, info.st_ino)
+            if info is not None and identity not in seen and not _excluded(root, exclude):
+                seen.add((info.st_dev, info.st_ino))
+                yield Candidate(root, os.path.normpath(root), _stamp(info))
         else:
             yield DiscoveryError(
                 root, "not a regular file or directory (broken link or special file)"
@@ -135,5 +147,5 @@ def _walk(
             if not stat.S_ISREG(info.st_mode):
                 yield DiscoveryError(full, "not a regular file")
                 continue
-            yield Candidate(full, os.path.normpath(full))
+            yield Candidate(full, os.path.normpath(full), _stamp(info))
     yield from errors

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from idxcheck.cache import Cache, digest
+from idxcheck.cache import Cache, digest, solver_version
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.engine_cases import lift_formula
@@ -1037,15 +1037,6 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None)
     return scan_tree(tree, config, profile)
 
 
-def solver_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("z3-solver")
-    except Exception:
-        return "unknown"
-
-
 def tree_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
     """What a scan result depends on: every file read after the prefilter, the walk's errors,
     the configuration and the versions."""
@@ -1081,7 +1072,7 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
 def _scan_tree(
     tree: LoadedTree, config: Config, profile: Profile, cache: Cache | None
 ) -> ScanResult:
-    result = ScanResult()
+    result = ScanResult(mode_order=profile.mode_members)
     result.errors.extend(tree.errors)
     stats = result.stats
     stats.files = tree.walked

@@ -80,3 +80,5 @@ class ScanResult:
     errors: list[FileError] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     mode_model_source: str = ""
+    # The profile's forward modes in their order, for reports (set by the engine).
+    mode_order: tuple[str, ...] = ()

@@ -40,74 +40,73 @@ def _unnote(data: dict[str, Any]) -> SiteNote:
     )
 
 
+def finding_to_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity,
+        "span": _span(f.span),
+        "function": f.function,
+        "mode": f.mode,
+        "message": f.message,
+        "verdict": f.verdict.name,
+        "counterexample": f.counterexample,
+        "counterexample_text": f.counterexample_text,
+        "needs_text": f.needs_text,
+        "conditions": [list(c) for c in f.conditions],
+        "related": [
+            {"role": r.role, "message": r.message, "span": _span(r.span)} for r in f.related
+        ],
+        "fingerprint": f.fingerprint,
+        "explain": list(f.explain),
+        "replay": f.replay,
+        "confirmation": f.confirmation,
+    }
+
+
+def finding_from_dict(f: dict[str, Any]) -> Finding:
+    span = _unspan(f["span"])
+    assert span is not None
+    return Finding(
+        code=f["code"],
+        name=f["name"],
+        severity=f["severity"],
+        span=span,
+        function=f["function"],
+        mode=f["mode"],
+        message=f["message"],
+        verdict=Verdict[f["verdict"]],
+        counterexample=dict(f["counterexample"]),
+        counterexample_text=f["counterexample_text"],
+        needs_text=f["needs_text"],
+        conditions=tuple((c[0], bool(c[1])) for c in f["conditions"]),
+        related=tuple(Related(r["role"], r["message"], _unspan(r["span"])) for r in f["related"]),
+        fingerprint=f["fingerprint"],
+        explain=tuple(f["explain"]),
+        replay=f["replay"],
+        confirmation=f["confirmation"],
+    )
+
+
 def result_to_dict(result: ScanResult) -> dict[str, Any]:
     return {
-        "findings": [
-            {
-                "code": f.code,
-                "name": f.name,
-                "severity": f.severity,
-                "span": _span(f.span),
-                "function": f.function,
-                "mode": f.mode,
-                "message": f.message,
-                "verdict": f.verdict.name,
-                "counterexample": f.counterexample,
-                "counterexample_text": f.counterexample_text,
-                "needs_text": f.needs_text,
-                "conditions": [list(c) for c in f.conditions],
-                "related": [
-                    {"role": r.role, "message": r.message, "span": _span(r.span)} for r in f.related
-                ],
-                "fingerprint": f.fingerprint,
-                "explain": list(f.explain),
-                "replay": f.replay,
-                "confirmation": f.confirmation,
-            }
-            for f in result.findings
-        ],
+        "findings": [finding_to_dict(f) for f in result.findings],
         "notes": [_note(n) for n in result.notes],
         "outcomes": [_note(n) for n in result.outcomes],
         "errors": [[e.path, e.message] for e in result.errors],
         "stats": dict(result.stats.__dict__),
         "mode_model_source": result.mode_model_source,
+        "mode_order": list(result.mode_order),
     }
 
 
 def result_from_dict(data: dict[str, Any]) -> ScanResult:
-    findings = []
-    for f in data["findings"]:
-        span = _unspan(f["span"])
-        assert span is not None
-        findings.append(
-            Finding(
-                code=f["code"],
-                name=f["name"],
-                severity=f["severity"],
-                span=span,
-                function=f["function"],
-                mode=f["mode"],
-                message=f["message"],
-                verdict=Verdict[f["verdict"]],
-                counterexample=dict(f["counterexample"]),
-                counterexample_text=f["counterexample_text"],
-                needs_text=f["needs_text"],
-                conditions=tuple((c[0], bool(c[1])) for c in f["conditions"]),
-                related=tuple(
-                    Related(r["role"], r["message"], _unspan(r["span"])) for r in f["related"]
-                ),
-                fingerprint=f["fingerprint"],
-                explain=tuple(f["explain"]),
-                replay=f["replay"],
-                confirmation=f["confirmation"],
-            )
-        )
-    result = ScanResult(
-        findings=findings,
+    return ScanResult(
+        findings=[finding_from_dict(f) for f in data["findings"]],
         notes=[_unnote(n) for n in data["notes"]],
         outcomes=[_unnote(n) for n in data["outcomes"]],
         errors=[FileError(p, m) for p, m in data["errors"]],
         stats=Stats(**data["stats"]),
         mode_model_source=data["mode_model_source"],
+        mode_order=tuple(data["mode_order"]),
     )
-    return result

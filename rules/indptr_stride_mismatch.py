@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from idxcheck.extract.interpreter import Binding
+from typing import TYPE_CHECKING
+
 from idxcheck.extract.layouts import Pairing, segments
 from idxcheck.extract.values import (
     BufferV,
@@ -17,6 +18,10 @@ from idxcheck.profile import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
+
+if TYPE_CHECKING:
+    # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
+    from idxcheck.extract.interpreter import Binding
 
 MESSAGE = "{what} `{site}` != runtime tokens per request `{width}` in {mode}"
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from idxcheck.extract.interpreter import Binding
+from typing import TYPE_CHECKING
+
 from idxcheck.extract.layouts import Pairing
 from idxcheck.extract.values import LayoutV, Value
 from idxcheck.profile import ROLE_QO
@@ -20,6 +21,11 @@ from idxcheck.sym.terms import (
     symbols_of,
     term_leaves,
 )
+
+if TYPE_CHECKING:
+    # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
+    from idxcheck.extract.interpreter import Binding
+
 
 MESSAGE = "index pointer `{site}` does not have one entry per request boundary ({what}) in {mode}"
 

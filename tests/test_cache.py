@@ -113,3 +113,75 @@ def test_cli_cache_commands_and_no_cache(tmp_path: Path, monkeypatch: pytest.Mon
     cleared = runner.invoke(main, ["cache", "clear"])
     assert cleared.exit_code == 0 and "removed" in cleared.output
     assert not (tmp_path / "cache.sqlite3").exists()
+
+
+def _spy_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]:
+    """(file of the obligation being decided, verdict key, hit) for every disk lookup."""
+    from idxcheck import engine
+
+    seen: list[tuple[str, str, bool]] = []
+    current: list[str] = []
+    get_verdict = cache_module.Cache.get_verdict
+    decide = engine.Checker.decide
+
+    def spy_get(self: cache_module.Cache, key: str) -> dict[str, object] | None:
+        value = get_verdict(self, key)
+        seen.append((current[-1] if current else "", key, value is not None))
+        return value
+
+    def spy_decide(self: engine.Checker, obligation: engine.Obligation) -> engine.Outcome:
+        current.append(Path(obligation.binding.loc.span.path).name)
+        try:
+            return decide(self, obligation)
+        finally:
+            current.pop()
+
+    monkeypatch.setattr(cache_module.Cache, "get_verdict", spy_get)
+    monkeypatch.setattr(engine.Checker, "decide", spy_decide)
+    return seen
+
+
+def test_changed_expression_misses_only_verdicts_that_use_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "bugs", tree)
+    cache_dir = tmp_path / "cache"
+    seen = _spy_lookups(monkeypatch)
+    _json([str(tree)], cache_dir)
+    assert seen and not any(hit for _, _, hit in seen), "a cold cache answers nothing"
+    seen.clear()
+    target = tree / "eagle_draft_extend_v2.py"
+    # Only the grid scalar changes; the stride's obligations keep their formulas.
+    edited = target.read_text().replace(
+        "max_extend_len=self.speculative_num_steps + 1",
+        "max_extend_len=self.speculative_num_steps + 3",
+    )
+    assert edited != target.read_text(), "the fixture's grid moved: update this test"
+    target.write_text(edited)
+    _json([str(tree)], cache_dir)
+    misses = {(name, key) for name, key, hit in seen if not hit}
+    hits_elsewhere = {name for name, _, hit in seen if hit and name != target.name}
+    assert misses, "the edited grid must be decided again"
+    assert {name for name, _ in misses} == {target.name}
+    assert any(hit for name, _, hit in seen if name == target.name), (
+        "obligations of the edited file that do not use the grid keep their verdicts"
+    )
+    assert len(hits_elsewhere) >= 5, "the other files' verdicts are reused"
+
+
+def test_new_tool_version_misses_every_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [str(FIXTURES / "bugs")]
+    seen = _spy_lookups(monkeypatch)
+    _json(paths, tmp_path)
+    looked_up = len(seen)
+    seen.clear()
+    monkeypatch.setattr(cache_module, "_FINGERPRINT", ["edited-checker"])
+    _json(paths, tmp_path)
+    assert len(seen) == looked_up and not any(hit for _, _, hit in seen)
+    seen.clear()
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    _json(paths, tmp_path)
+    assert len(seen) == looked_up and not any(hit for _, _, hit in seen)

@@ -1,0 +1,126 @@
+"""The warm path: a whole scan's outcome found by the `stat` stamps of the files it walks.
+
+A scan whose files all keep their size, modification time, change time and inode (and whose
+configuration, walk errors and tool and solver versions are the same) has the outcome it had:
+the stored outcome is returned without reading a file, importing the extractor or loading the
+profile. This is what ruff's cache compares too; the change time (which no tool can set back)
+also catches a file rewritten with its old modification time restored.
+
+A file modified within `SETTLE_SECONDS` of a scan could be modified again within the same clock
+tick without its stamp changing, so such a scan stores nothing here; the next scan reads the
+files and is answered by the result cache keyed by their contents (`engine.tree_key`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from idxcheck import __version__
+from idxcheck.cache import SCHEMA, Cache, code_fingerprint, digest
+from idxcheck.config import Config
+from idxcheck.discover import Candidate
+from idxcheck.findings import FileError
+from idxcheck.result_codec import (
+    finding_from_dict,
+    finding_to_dict,
+    result_from_dict,
+    result_to_dict,
+)
+from idxcheck.suppressions import Suppression
+
+if TYPE_CHECKING:
+    from idxcheck.api import Scan
+
+SETTLE_SECONDS = 2.0
+
+
+def stamp_key(candidates: Sequence[Candidate], errors: Sequence[FileError], config: Config) -> str:
+    settings = sorted((k, v) for k, v in config.__dict__.items() if k != "cache_dir")
+    tool = f"idxcheck {__version__} ({code_fingerprint()}); z3 {solver_stamp()}; schema {SCHEMA}"
+    parts = ["stamps", tool, repr(settings)]
+    parts.extend(f"{e.path}\0{e.message}" for e in errors)
+    parts.extend(f"{c.display}\0{c.path}\0{c.stamp}" for c in candidates)
+    return digest(*parts)
+
+
+def solver_stamp() -> str:
+    """The installed z3 by the stamp of its package file: reading its version from the
+    distribution's metadata costs a warm scan a fifth of its time, and any reinstall rewrites
+    the file."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("z3")
+    if spec is None or spec.origin is None:
+        return "none"
+    try:
+        info = os.stat(spec.origin)
+    except OSError:
+        return "none"
+    return f"{spec.origin}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def settled(candidates: Sequence[Candidate], now: float) -> bool:
+    """Whether every file's stamp is old enough to stand for its contents."""
+    limit = int((now - SETTLE_SECONDS) * 1e9)
+    return all(c.stamp[1] < limit and c.stamp[2] < limit for c in candidates)
+
+
+def load(config: Config, key: str) -> Scan | None:
+    assert config.cache_dir is not None
+    cache = Cache(Path(config.cache_dir))
+    try:
+        stored = cache.get_result(key)
+    finally:
+        cache.close()
+    if stored is None:
+        return None
+    try:
+        return scan_from_dict(stored)
+    except (KeyError, TypeError, ValueError, AssertionError):
+        return None  # written by an older layout: scan again
+
+
+def store(config: Config, key: str, outcome: Scan) -> None:
+    assert config.cache_dir is not None
+    cache = Cache(Path(config.cache_dir))
+    try:
+        cache.put_result(key, scan_to_dict(outcome))
+    finally:
+        cache.close()
+
+
+def scan_to_dict(outcome: Scan) -> dict[str, Any]:
+    return {
+        "result": result_to_dict(outcome.result),
+        "suppressed": [
+            [finding_to_dict(s.finding), _comment(s.comment)] for s in outcome.suppressed
+        ],
+        "ignored": [finding_to_dict(f) for f in outcome.ignored],
+        "files": list(outcome.files),
+    }
+
+
+def scan_from_dict(data: dict[str, Any]) -> Scan:
+    from idxcheck.api import Scan, Suppressed
+
+    suppressed = []
+    for finding, comment in data["suppressed"]:
+        path, line, column, end_column, codes, reason, text = comment
+        suppressed.append(
+            Suppressed(
+                finding_from_dict(finding),
+                Suppression(path, line, column, end_column, tuple(codes), reason, text),
+            )
+        )
+    return Scan(
+        result_from_dict(data["result"]),
+        tuple(suppressed),
+        tuple(finding_from_dict(f) for f in data["ignored"]),
+        tuple(data["files"]),
+    )
+
+
+def _comment(c: Suppression) -> list[Any]:
+    return [c.path, c.line, c.column, c.end_column, list(c.codes), c.reason, c.text]
