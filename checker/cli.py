@@ -210,6 +210,14 @@ def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     is_flag=True,
     help="Neither read nor write the cache of verdicts and results ($IDXCHECK_CACHE_DIR, else ~/.cache/idxcheck).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Worker processes for the analysis (0: one per CPU, up to 4, when the scan is large enough). The result is the same for any number.",
+)
 @click.option("--select", multiple=True, metavar="CODE", help="Only these rules (repeatable).")
 @click.option("--ignore", multiple=True, metavar="CODE", help="Skip these rules (repeatable).")
 @click.option(
@@ -304,6 +312,7 @@ def scan(
     config_path: str | None,
     isolated: bool,
     no_cache: bool,
+    jobs: int,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -360,6 +369,7 @@ def scan(
         from idxcheck.cache import default_cache_dir
 
         config = _replace(config, cache_dir=str(default_cache_dir()))
+    config = _replace(config, jobs=jobs)
 
     # What turns into a usage error (a bad domain constraint is a ValueError); git and baseline
     # support is loaded only by the options that use it.

@@ -31,6 +31,16 @@ class Config:
     # Analyse only the classes of these files (and their subclasses) while reading the tree
     # facts (runners, modes, kernels) from every file: `--changed-only`. None: every class.
     focus: tuple[str, ...] | None = None
+    # Worker processes for the analysis (0: one per CPU, up to four, when there is enough to
+    # share). The result does not depend on it, so it is not part of any cache key.
+    jobs: int = 0
+
+    def key_settings(self) -> str:
+        """The settings a result depends on, for cache keys (where the cache is and how many
+        workers compute the result change nothing in it)."""
+        return repr(
+            sorted((k, v) for k, v in self.__dict__.items() if k not in ("cache_dir", "jobs"))
+        )
 
     def rule_enabled(self, code: str) -> bool:
         if code in self.ignore:

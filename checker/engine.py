@@ -33,7 +33,7 @@ from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.runners import is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote
+from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
 from idxcheck.kernels import BlockRow, Launcher, block_rows, drops_rows, find_launchers
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
@@ -989,7 +989,8 @@ def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> fro
     used = set(DataclassIndex(changed).names()) | set(find_launchers(changed, profile))
     for name in used:
         pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
-        chosen.update(s.path for s in tree.files if pattern.search(s.text))
+        # The substring test first: the regex alone costs half a second on a real tree.
+        chosen.update(s.path for s in tree.files if name in s.text and pattern.search(s.text))
     names = {b.name for s in changed for b in s.blocks if b.kind == "class"}
     headers: list[tuple[str, str, set[str]]] = []  # (file, class, names in its base list)
     for source in tree.files:
@@ -1040,8 +1041,7 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None)
 def tree_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
     """What a scan result depends on: every file read after the prefilter, the walk's errors,
     the configuration and the versions."""
-    settings = sorted((k, v) for k, v in config.__dict__.items() if k != "cache_dir")
-    parts = [cache.versions(), repr(settings), profile.name]
+    parts = [cache.versions(), config.key_settings(), profile.name]
     parts.append(str(tree.walked))
     parts.extend(
         f"{e.path}\0{e.message}" for e in sorted(tree.errors, key=lambda e: (e.path, e.message))
@@ -1074,66 +1074,35 @@ def _scan_tree(
 ) -> ScanResult:
     result = ScanResult(mode_order=profile.mode_members)
     result.errors.extend(tree.errors)
-    stats = result.stats
-    stats.files = tree.walked
+    result.stats.files = tree.walked
     modes, mode_errors = find_mode_model(tree, profile)
     result.errors.extend(mode_errors)
     result.mode_model_source = modes.source
     dataclasses = DataclassIndex(tree.files)
-    classes = ClassIndex(tree.files)
     width_defs = width_definitions(tree.files, profile.tree_width_functions)
     runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, result)
     constraints = read_constraints(
         tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
     )
-    facts: list[ClassFacts] = []
-    focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
-    for source in tree.files:
-        if focused is not None and source.path not in focused:
-            continue
-        parsed = False
-        ctx = ScanContext(
-            profile,
-            modes,
-            dataclasses.resolver(source),
-            dict(runtime.phase_widths),
-            frozenset(b.name for b in source.blocks if b.kind == "def"),
-            width_defs,
-            classes.lookup,
-        )
-        try:
-            for block in source.blocks_containing(tree.hits.get(source.path, [])):
-                if dataclasses.is_dataclass_block(source, block):
-                    continue
-                if block.kind == "class":
-                    cls = source.class_source(block)
-                    parsed = True
-                    if is_mode_enum(cls, modes.enum_name):
-                        continue
-                    class_facts = analyse_class(cls, ctx)
-                else:
-                    fn = source.function_source(block)
-                    parsed = True
-                    class_facts = analyse_function(fn, ctx)
-                facts.append(class_facts)
-                result.errors.extend(FileError(source.path, e) for e in class_facts.errors)
-        except SourceError as exc:
-            result.errors.append(FileError(source.path, str(exc)))
-        except RecursionError:
-            result.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
-        if parsed:
-            stats.parsed += 1
-    check_facts(
-        facts,
+    facts = TreeFacts(
         config,
         profile,
         modes,
+        dataclasses,
+        ClassIndex(tree.files),
+        width_defs,
         runtime,
-        result,
         constraints,
         find_launchers(tree.files, profile),
-        cache,
+        tree.hits,
     )
+    focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
+    sources = [s for s in tree.files if focused is None or s.path in focused]
+    if cache is not None:
+        cache.close()  # a connection must not cross a fork; it reopens on next use
+    from idxcheck.workers import analyse_parts
+
+    merge_parts(analyse_parts(sources, facts, cache), result)
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
     result.outcomes.sort(
@@ -1141,6 +1110,124 @@ def _scan_tree(
     )
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
+
+
+@dataclass(frozen=True)
+class TreeFacts:
+    """What every file's classes are checked against, read once from the whole tree."""
+
+    config: Config
+    profile: Profile
+    modes: ModeModel
+    dataclasses: DataclassIndex
+    classes: ClassIndex
+    width_defs: dict[str, Any]
+    runtime: RuntimeModel
+    constraints: TreeConstraints
+    launchers: dict[str, Launcher]
+    hits: dict[str, list[int]]
+
+    def checker(self, cache: Cache | None) -> Checker:
+        checker = Checker(self.profile, self.config, self.modes, self.runtime)
+        checker.launchers = self.launchers
+        checker.disk = cache
+        return checker
+
+
+@dataclass
+class FilePart:
+    """What one file's classes contribute to a scan: plain data, so that it can come back from
+    a worker process, and merged in file order whichever process produced it."""
+
+    parsed: bool = False
+    # Places with obligations: a place reached from classes in two files (a subclass's
+    # inherited method) is one site.
+    sites: set[Span] = field(default_factory=set)
+    errors: list[FileError] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    outcomes: list[SiteNote] = field(default_factory=list)
+    notes: list[SiteNote] = field(default_factory=list)
+    # Each refuted obligation's finding, in decision order, with the place that uses the value
+    # and its name: findings of one place to fix merge across files (a subclass elsewhere
+    # reaching the same line), the later ones becoming related uses.
+    findings: list[tuple[Finding, Span, str, bool]] = field(default_factory=list)
+
+
+def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    part = FilePart()
+    ctx = ScanContext(
+        facts.profile,
+        facts.modes,
+        facts.dataclasses.resolver(source),
+        dict(facts.runtime.phase_widths),
+        frozenset(b.name for b in source.blocks if b.kind == "def"),
+        facts.width_defs,
+        facts.classes.lookup,
+    )
+    analysed: list[ClassFacts] = []
+    try:
+        for block in source.blocks_containing(facts.hits.get(source.path, [])):
+            if facts.dataclasses.is_dataclass_block(source, block):
+                continue
+            if block.kind == "class":
+                cls = source.class_source(block)
+                part.parsed = True
+                if is_mode_enum(cls, facts.modes.enum_name):
+                    continue
+                class_facts = analyse_class(cls, ctx)
+            else:
+                fn = source.function_source(block)
+                part.parsed = True
+                class_facts = analyse_function(fn, ctx)
+            analysed.append(class_facts)
+            part.errors.extend(FileError(source.path, e) for e in class_facts.errors)
+    except SourceError as exc:
+        part.errors.append(FileError(source.path, str(exc)))
+    except RecursionError:
+        part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+    check_facts(analysed, checker, facts.constraints, part)
+    return part
+
+
+PART_COUNTS = ("obligations", "proved", "refuted", "unknown", "unsupported", "unreachable")
+
+
+def merge_parts(parts: Iterable[FilePart], result: ScanResult) -> None:
+    stats = result.stats
+    notes: dict[tuple[str, Span, str], SiteNote] = {}
+    by_key: dict[tuple[str, str, Span], Finding] = {}
+    sites: set[Span] = set()
+    for part in parts:
+        stats.parsed += part.parsed
+        sites |= part.sites
+        for name in PART_COUNTS:
+            setattr(stats, name, getattr(stats, name) + getattr(part.stats, name))
+        result.errors.extend(part.errors)
+        result.outcomes.extend(part.outcomes)
+        for note in part.notes:
+            notes.setdefault((note.code, note.span, note.mode), note)
+        for finding, use, name, mode_independent in part.findings:
+            key = (finding.code, "" if mode_independent else finding.mode, finding.span)
+            first = by_key.get(key)
+            if first is None:
+                by_key[key] = finding
+                continue
+            # One finding per place to fix; the other places that use the same value are
+            # related.
+            if (
+                all(r.span is None or r.span.line != use.line for r in first.related)
+                and use.line != first.span.line
+            ):
+                by_key[key] = replace(
+                    first,
+                    related=(
+                        *first.related,
+                        Related("binding", f"also used as `{name}` here", use),
+                    ),
+                )
+    stats.sites = len(sites)
+    result.findings.extend(by_key.values())
+    result.notes.extend(notes.values())
 
 
 def runtime_model_from_tree(
@@ -1189,21 +1276,13 @@ def runtime_model_from_tree(
 
 def check_facts(
     facts: list[ClassFacts],
-    config: Config,
-    profile: Profile,
-    modes: ModeModel,
-    runtime: RuntimeModel,
-    result: ScanResult,
-    constraints: TreeConstraints | None = None,
-    launchers: dict[str, Launcher] | None = None,
-    cache: Cache | None = None,
+    checker: Checker,
+    constraints: TreeConstraints | None,
+    part: FilePart,
 ) -> None:
-    checker = Checker(profile, config, modes, runtime)
-    checker.launchers = launchers or {}
-    checker.disk = cache
-    builder = FindingBuilder(profile)
-    stats = result.stats
-    site_locs: set[int] = set()
+    config = checker.config
+    builder = FindingBuilder(checker.profile)
+    stats = part.stats
     outcomes: list[Outcome] = []
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
@@ -1230,11 +1309,11 @@ def check_facts(
             for access in class_facts.accesses
         ]
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
-            site_locs.add(id(pairwise.binding.loc))
+            part.sites.add(pairwise.binding.loc.span)
             stats.obligations += 1
             outcome = checker.decide(pairwise)
             outcomes.append(outcome)
-            result.outcomes.append(
+            part.outcomes.append(
                 SiteNote(
                     pairwise.rule.code,
                     pairwise.binding.loc.span,
@@ -1264,11 +1343,11 @@ def check_facts(
             for item in checker.obligations(binding, partners):
                 if not isinstance(item, Obligation):
                     _, rule, mode, no_claim = item
-                    site_locs.add(id(binding.loc))
+                    part.sites.add(binding.loc.span)
                     if no_claim.unsupported:
                         stats.obligations += 1
                         stats.unsupported += 1
-                        result.outcomes.append(
+                        part.outcomes.append(
                             SiteNote(
                                 rule.code,
                                 binding.loc.span,
@@ -1292,13 +1371,13 @@ def check_facts(
                                 f"{binding.loc.span.label()}: {no_claim.reason}"
                             )
                     continue
-                site_locs.add(id(binding.loc))
+                part.sites.add(binding.loc.span)
                 stats.obligations += 1
                 outcome = checker.decide(item)
                 outcome.kernel = checker.kernel_severity(outcome)
                 outcomes.append(outcome)
                 verdict = outcome.verdict
-                result.outcomes.append(
+                part.outcomes.append(
                     SiteNote(
                         item.rule.code,
                         binding.loc.span,
@@ -1338,36 +1417,19 @@ def check_facts(
                         raise UnsupportedSiteError(f"{binding.loc.span.label()}: {outcome.reason}")
                 elif verdict == Verdict.UNREACHABLE:
                     stats.unreachable += 1
-    stats.sites = len(site_locs)
-    by_key: dict[tuple[str, str, Span], Finding] = {}
     for outcome in outcomes:
         if outcome.verdict != Verdict.REFUTED:
             continue
-        companions = _companions(outcome, outcomes)
-        finding = builder.build(outcome, companions)
-        mode_key = "" if outcome.obligation.rule.mode_independent else finding.mode
-        key = (finding.code, mode_key, finding.span)
-        first = by_key.get(key)
-        if first is None:
-            by_key[key] = finding
-            continue
-        # One finding per place to fix; the other places that use the same value are related.
-        use = outcome.obligation.binding.loc.span
-        if (
-            all(r.span is None or r.span.line != use.line for r in first.related)
-            and use.line != first.span.line
-        ):
-            by_key[key] = replace(
-                first,
-                related=(
-                    *first.related,
-                    Related(
-                        "binding", f"also used as `{outcome.obligation.binding.name}` here", use
-                    ),
-                ),
+        ob = outcome.obligation
+        part.findings.append(
+            (
+                builder.build(outcome, _companions(outcome, outcomes)),
+                ob.binding.loc.span,
+                ob.binding.name,
+                ob.rule.mode_independent,
             )
-    result.findings.extend(by_key.values())
-    result.notes.extend(notes.values())
+        )
+    part.notes.extend(notes.values())
 
 
 def _note(

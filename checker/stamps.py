@@ -36,9 +36,8 @@ SETTLE_SECONDS = 2.0
 
 
 def stamp_key(candidates: Sequence[Candidate], errors: Sequence[FileError], config: Config) -> str:
-    settings = sorted((k, v) for k, v in config.__dict__.items() if k != "cache_dir")
     tool = f"idxcheck {__version__} ({code_fingerprint()}); z3 {solver_stamp()}; schema {SCHEMA}"
-    parts = ["stamps", tool, repr(settings)]
+    parts = ["stamps", tool, config.key_settings()]
     parts.extend(f"{e.path}\0{e.message}" for e in errors)
     parts.extend(f"{c.display}\0{c.path}\0{c.stamp}" for c in candidates)
     return digest(*parts)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
-from idxcheck.extract.source import FunctionSource, SourceError, SourceFile
+from idxcheck.extract.source import FunctionSource, SourceError, SourceFile, descendants
 from idxcheck.extract.values import ConfigV
 from idxcheck.spans import Span
 from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
@@ -136,14 +136,7 @@ def _read_function(
 
 
 def _walk_ifs(root: cst.CSTNode) -> list[cst.If]:
-    found: list[cst.If] = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            found.append(node)
-
-    root.visit(Visitor())
-    return found
+    return [node for node in descendants(root) if isinstance(node, cst.If)]
 
 
 def _backend_named(fn: FunctionSource, test: cst.BaseExpression, names: set[str]) -> str | None:

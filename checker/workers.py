@@ -1,0 +1,79 @@
+"""Both cores (or more): the files whose classes a scan analyses, spread over worker processes.
+
+The tree facts (modes, runners, widths, kernels) are read once, in the parent; the workers are
+forked after that, so they inherit them without pickling a syntax tree or a symbolic term.
+Each worker analyses whole files and returns each file's `FilePart`, which is plain data; the
+parent merges the parts in file order, so the result is the same with one worker or many, in
+whatever order the workers finish. Each worker has its own solver and its own connection to
+the verdict cache (SQLite in WAL mode takes concurrent writers).
+
+Where `fork` is not available, or there is too little to analyse for a worker to pay off, the
+parts are computed in this process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from idxcheck.cache import Cache, solver_version
+from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
+from idxcheck.extract.source import SourceFile
+
+# A worker costs a fork and the pickling of its parts: worth it past this many bytes of
+# candidate source (a handful of backend files).
+MIN_PARALLEL_BYTES = 200_000
+MAX_AUTO_JOBS = 4
+
+# Set in the parent just before the fork: the workers read them from their copy of memory.
+_SOURCES: Sequence[SourceFile] = ()
+_FACTS: TreeFacts | None = None
+_CACHE_DIR: str | None = None
+_CHECKER: Checker | None = None
+
+
+def jobs_for(requested: int, sources: Sequence[SourceFile]) -> int:
+    """Worker processes for a scan: `requested` if positive, else one per CPU up to
+    MAX_AUTO_JOBS; one when the candidates are too small to share or fork is missing."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if requested > 0:
+        jobs = requested
+    else:
+        if sum(len(s.text) for s in sources) < MIN_PARALLEL_BYTES:
+            return 1
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        jobs = min(cpus or 1, MAX_AUTO_JOBS)
+    return max(1, min(jobs, len(sources)))
+
+
+def analyse_parts(
+    sources: Sequence[SourceFile], facts: TreeFacts, cache: Cache | None
+) -> list[FilePart]:
+    jobs = jobs_for(facts.config.jobs, sources)
+    if jobs <= 1:
+        checker = facts.checker(cache)
+        return [analyse_file(source, facts, checker) for source in sources]
+    global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
+    _SOURCES, _FACTS, _CHECKER = sources, facts, None
+    _CACHE_DIR = str(cache.directory) if cache is not None else None
+    # Largest first, so that the longest file does not start last.
+    order = sorted(range(len(sources)), key=lambda i: -len(sources[i].text))
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            parts = dict(pool.imap_unordered(_work, order, chunksize=1))
+            pool.close()
+            pool.join()
+    finally:
+        _SOURCES, _FACTS, _CACHE_DIR = (), None, None
+    return [parts[i] for i in range(len(sources))]
+
+
+def _work(index: int) -> tuple[int, FilePart]:
+    global _CHECKER
+    assert _FACTS is not None
+    if _CHECKER is None:
+        cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
+        _CHECKER = _FACTS.checker(cache)
+    return index, analyse_file(_SOURCES[index], _FACTS, _CHECKER)

@@ -1,0 +1,53 @@
+"""Worker processes change the speed of a scan, never its result: the same report with one, two
+or three workers, on the fixtures and on a whole real release."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from idxcheck import workers
+from idxcheck.config import Config
+from idxcheck.engine import scan
+from idxcheck.extract.source import SourceFile
+from idxcheck.report.json_format import to_dict
+
+from .realtree import sglang_tree
+
+FIXTURES = Path("fixtures")
+
+
+def _report(paths: list[str], jobs: int) -> str:
+    doc = to_dict(scan(paths, replace(Config(), jobs=jobs)))
+    doc["stats"].pop("seconds")  # type: ignore[attr-defined]
+    return json.dumps(doc, indent=1)
+
+
+def test_fixture_reports_are_identical_for_any_number_of_workers() -> None:
+    paths = [str(FIXTURES / name) for name in ("bugs", "correct", "runtime", "kernels")]
+    one = _report(paths, 1)
+    assert '"code": "IDX001"' in one and '"code": "IDX002"' in one, "not a vacuous comparison"
+    assert _report(paths, 2) == one
+    assert _report(paths, 3) == one
+
+
+def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = [SourceFile("a.py", "x = 1\n"), SourceFile("b.py", "y = 2\n")]
+    large = [SourceFile(f"{n}.py", "#" * workers.MIN_PARALLEL_BYTES) for n in "abc"]
+    assert workers.jobs_for(0, small) == 1
+    assert workers.jobs_for(0, large) >= 1
+    assert workers.jobs_for(2, small) == 2  # asked for: used even on small input
+    assert workers.jobs_for(8, small) == 2  # never more workers than files
+    monkeypatch.setattr(workers.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert workers.jobs_for(2, large) == 1  # without fork the parts are computed here
+
+
+@pytest.mark.network
+def test_release_report_is_identical_with_one_and_two_workers() -> None:
+    tree = str(sglang_tree("0.5.23"))
+    one = _report([tree], 1)
+    assert '"refuted": 0' not in one, "the release has findings: not a vacuous comparison"
+    assert _report([tree], 2) == one
