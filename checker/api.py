@@ -13,15 +13,20 @@ Baselines and `--diff-base` are in `idxcheck.baseline`."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from idxcheck import stamps, suppressions
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.findings import FileError, Finding, ScanResult
 from idxcheck.pathmatch import path_matches, relative_posix
+
+if TYPE_CHECKING:
+    from idxcheck.engine import LoadedTree
 
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
 # that use them: a warm scan answered by `stamps` never loads them.
@@ -92,10 +97,16 @@ def scan(
     # analysis of the whole tree as the last step.
     total = len(candidates) + 1
     prefilter = Prefilter(profile)
+    rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
     for done, candidate in enumerate(candidates, start=1):
-        load_file(candidate, tree, prefilter)
+        if rejected.get(os.path.abspath(candidate.path)) == candidate.stamp:
+            tree.walked += 1  # rejected before, unchanged since: not read again
+        else:
+            load_file(candidate, tree, prefilter)
         if progress is not None:
             progress(done, total)
+    if config.cache_dir is not None:
+        _remember_rejected(candidates, tree, config, rejected)
     result = scan_tree(tree, config, profile)
     if progress is not None:
         progress(total, total)
@@ -107,6 +118,28 @@ def scan(
         stamps.store(config, stamp_key, outcome)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
     return outcome
+
+
+def _remember_rejected(
+    candidates: Sequence[Candidate],
+    tree: LoadedTree,
+    config: Config,
+    before: dict[str, tuple[int, int, int, int]],
+) -> None:
+    kept = {source.path for source in tree.files} | set(tree.marked)
+    kept |= {error.path for error in tree.errors}
+    now = time.time()
+    remembered = dict(before)
+    for c in candidates:
+        path = os.path.abspath(c.path)
+        if c.display not in kept and stamps.settled_one(c, now):
+            remembered[path] = c.stamp
+        else:
+            remembered.pop(path, None)
+    if len(remembered) > stamps.MAX_REJECTED:
+        remembered = {p: s for p, s in remembered.items() if p not in before}
+    if remembered != before:
+        stamps.store_rejected(config, remembered)
 
 
 def apply_policy(

@@ -25,6 +25,7 @@ from idxcheck import __version__
 
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
+MAX_BLOBS = 16
 SCHEMA = 1
 
 
@@ -101,6 +102,9 @@ class Cache:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT, used REAL)"
             )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+            )
             self._conn = conn
         return self._conn
 
@@ -148,6 +152,30 @@ class Cache:
     def put_result(self, key: str, value: dict[str, Any]) -> None:
         self._put("results", key, value)
 
+    # -- pickled objects (tree facts) ---------------------------------------------------------
+
+    def get_blob(self, key: str) -> bytes | None:
+        try:
+            row = (
+                self._connect().execute("SELECT value FROM blobs WHERE key = ?", (key,)).fetchone()
+            )
+            if row is not None:
+                self._connect().execute(
+                    "UPDATE blobs SET used = ? WHERE key = ?", (time.time(), key)
+                )
+        except sqlite3.Error:
+            return None
+        return bytes(row[0]) if row is not None else None
+
+    def put_blob(self, key: str, value: bytes) -> None:
+        try:
+            self._connect().execute(
+                "INSERT OR REPLACE INTO blobs (key, value, used) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+        except sqlite3.Error:
+            pass
+
     def _put(self, table: str, key: str, value: dict[str, Any]) -> None:
         try:
             conn = self._connect()
@@ -163,7 +191,11 @@ class Cache:
     def prune(self) -> None:
         try:
             conn = self._connect()
-            for table, limit in (("verdicts", MAX_VERDICTS), ("results", MAX_RESULTS)):
+            for table, limit in (
+                ("verdicts", MAX_VERDICTS),
+                ("results", MAX_RESULTS),
+                ("blobs", MAX_BLOBS),
+            ):
                 (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
                 if count > limit:
                     conn.execute(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,17 @@ from idxcheck.extract.classes import (
     is_mode_enum,
     read_mode_model,
 )
-from idxcheck.extract.constraints import TreeConstraint, TreeConstraints, read_constraints
+from idxcheck.extract.constraints import (
+    TreeConstraint,
+    TreeConstraints,
+    constraints_forced,
+    read_constraints,
+    read_registry,
+)
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
-from idxcheck.extract.runners import is_runner, read_runner, width_definitions
+from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner, width_definitions
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
@@ -213,12 +220,13 @@ class DataclassIndex:
         self._blocks: dict[str, list[tuple[SourceFile, Block]]] = {}
         for source in files:
             for block in source.blocks:
-                if block.kind != "class":
-                    continue
-                header = "".join(source.lines[block.start_line - 1 : block.header_line])
-                if "dataclass" in header:
+                if block.kind == "class" and self.is_dataclass_header(source, block):
                     self._blocks.setdefault(block.name, []).append((source, block))
         self._fields: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    @staticmethod
+    def is_dataclass_header(source: SourceFile, block: Block) -> bool:
+        return "dataclass" in "".join(source.lines[block.start_line - 1 : block.header_line])
 
     def names(self) -> set[str]:
         return set(self._blocks)
@@ -1069,21 +1077,109 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
         cache.close()
 
 
+FactBundle = tuple[ModeModel, RuntimeModel, TreeConstraints, list[FileError]]
+
+
+def cached_tree_facts(
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    cache: Cache | None,
+    dataclasses: DataclassIndex,
+    width_defs: Mapping[str, Any],
+) -> FactBundle:
+    """The forward modes, the runners' widths and the backends' constraints of the tree, with
+    the errors met reading them; from the cache when no file they depend on changed
+    (`tree_facts_key`), which spares a pre-commit run most of its parsing."""
+    key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
+    if cache is not None and key is not None:
+        stored = cache.get_blob(key)
+        if stored is not None:
+            try:
+                bundle: FactBundle = pickle.loads(stored)
+                return bundle
+            except Exception:
+                pass  # written by another layout of these classes: read the tree again
+    found = ScanResult()
+    modes, mode_errors = find_mode_model(tree, profile)
+    found.errors.extend(mode_errors)
+    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found)
+    constraints = read_constraints(
+        tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
+    )
+    bundle = (modes, runtime, constraints, found.errors)
+    if cache is not None and key is not None:
+        cache.put_blob(key, pickle.dumps(bundle, protocol=pickle.HIGHEST_PROTOCOL))
+    return bundle
+
+
+def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
+    """What the tree facts depend on. A file that holds the mode enum, a runner, a width
+    function, a backend registry or a backend constraint counts by its whole text; any other
+    file only by its dataclasses (whose fields a runner may read), so that editing a backend's
+    methods keeps the key. The members of the profile's fallback mode model depend on what
+    every file mentions, so they count too."""
+    names = set(read_registry(tree.files))
+    fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
+    parts = [
+        "tree-facts",
+        cache.versions(),
+        replace(config, focus=None).key_settings(),
+        profile.name,
+        repr(fallback.members),
+    ]
+    for source in sorted(tree.files, key=lambda s: s.path):
+        if feeds_tree_facts(source, profile, names):
+            parts.append(f"{source.path}\0{digest(source.text)}")
+            continue
+        blocks = [
+            "".join(source.lines[b.start_line - 1 : b.end_line])
+            for b in source.blocks
+            if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
+        ]
+        if blocks:
+            parts.append(f"{source.path}\0{digest(*blocks)}")
+    return digest(*parts)
+
+
+def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[str]) -> bool:
+    """Whether the tree facts may read this file beyond its dataclasses: a text test that
+    holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
+    read from (each of them tests at least this much before reading)."""
+    text = source.text
+    return (
+        "class ForwardMode" in text
+        or "register_attention_backend(" in text
+        or (
+            "raise" in text
+            and "speculative" in text
+            and (
+                constraints_forced(text) is not None
+                or any(f'"{n}"' in text for n in registry_names)
+            )
+        )
+        or any(f"def {name}" in text for name in profile.tree_width_functions)
+        or any(
+            is_runner(source, block, profile.runner_width_attrs)
+            for block in source.blocks
+            if block.kind == "class"
+        )
+    )
+
+
 def _scan_tree(
     tree: LoadedTree, config: Config, profile: Profile, cache: Cache | None
 ) -> ScanResult:
     result = ScanResult(mode_order=profile.mode_members)
     result.errors.extend(tree.errors)
     result.stats.files = tree.walked
-    modes, mode_errors = find_mode_model(tree, profile)
-    result.errors.extend(mode_errors)
-    result.mode_model_source = modes.source
     dataclasses = DataclassIndex(tree.files)
-    width_defs = width_definitions(tree.files, profile.tree_width_functions)
-    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, result)
-    constraints = read_constraints(
-        tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
+    width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
+    modes, runtime, constraints, fact_errors = cached_tree_facts(
+        tree, config, profile, cache, dataclasses, width_defs
     )
+    result.errors.extend(fact_errors)
+    result.mode_model_source = modes.source
     facts = TreeFacts(
         config,
         profile,
@@ -1121,7 +1217,7 @@ class TreeFacts:
     modes: ModeModel
     dataclasses: DataclassIndex
     classes: ClassIndex
-    width_defs: dict[str, Any]
+    width_defs: Mapping[str, Any]
     runtime: RuntimeModel
     constraints: TreeConstraints
     launchers: dict[str, Launcher]
@@ -1235,7 +1331,7 @@ def runtime_model_from_tree(
     profile: Profile,
     modes: ModeModel,
     dataclasses: DataclassIndex,
-    width_defs: dict[str, Any],
+    width_defs: Mapping[str, Any],
     result: ScanResult,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; the profile's

@@ -63,5 +63,10 @@ class Loc:
             self._resolve = None
         return self._span
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickled resolved (the tree-facts cache stores runner widths whose terms carry
+        # places): the syntax tree a lazy `Loc` would resolve against does not travel.
+        return (Loc.fixed, (self.span, self.text))
+
     def __repr__(self) -> str:
         return f"Loc({self._span!r})" if self._span is not None else "Loc(<lazy>)"

@@ -12,6 +12,7 @@ files and is answered by the result cache keyed by their contents (`engine.tree_
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from idxcheck.api import Scan
 
 SETTLE_SECONDS = 2.0
+# Files remembered as rejected by the prefilter, over every tree scanned with this cache.
+MAX_REJECTED = 200_000
 
 
 def stamp_key(candidates: Sequence[Candidate], errors: Sequence[FileError], config: Config) -> str:
@@ -64,6 +67,42 @@ def settled(candidates: Sequence[Candidate], now: float) -> bool:
     """Whether every file's stamp is old enough to stand for its contents."""
     limit = int((now - SETTLE_SECONDS) * 1e9)
     return all(c.stamp[1] < limit and c.stamp[2] < limit for c in candidates)
+
+
+def settled_one(candidate: Candidate, now: float) -> bool:
+    return settled((candidate,), now)
+
+
+def rejected_key(config: Config) -> str:
+    # The prefilter's words come from the profile and the engine, both in the code fingerprint.
+    return digest("rejected", f"idxcheck {__version__} ({code_fingerprint()})", config.profile)
+
+
+def load_rejected(config: Config) -> dict[str, tuple[int, int, int, int]]:
+    """Files the prefilter rejected in earlier scans (absolute path -> stamp): a file whose
+    stamp is unchanged is not read again. Files with a suppression comment are never in it."""
+    assert config.cache_dir is not None
+    cache = Cache(Path(config.cache_dir))
+    try:
+        stored = cache.get_blob(rejected_key(config))
+    finally:
+        cache.close()
+    if stored is None:
+        return {}
+    try:
+        found = json.loads(stored)
+        return {path: (s[0], s[1], s[2], s[3]) for path, s in found.items()}
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return {}
+
+
+def store_rejected(config: Config, rejected: dict[str, tuple[int, int, int, int]]) -> None:
+    assert config.cache_dir is not None
+    cache = Cache(Path(config.cache_dir))
+    try:
+        cache.put_blob(rejected_key(config), json.dumps(rejected, sort_keys=True).encode())
+    finally:
+        cache.close()
 
 
 def load(config: Config, key: str) -> Scan | None:

@@ -77,6 +77,11 @@ def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
     return registry
 
 
+def constraints_forced(text: str) -> re.Match[str] | None:
+    """Where a file forces `speculative_num_draft_tokens` to `speculative_num_steps + 1`."""
+    return _FORCED.search(text)
+
+
 def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConstraints:
     files = list(files)
     result = TreeConstraints(registry=read_registry(files))
@@ -84,7 +89,7 @@ def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConst
     for source in files:
         if "raise" not in source.text or "speculative" not in source.text:
             continue
-        forced = _FORCED.search(source.text)
+        forced = constraints_forced(source.text)
         if forced:
             line = source.text.count("\n", 0, forced.start()) + 1
             result.citations.append(

@@ -12,7 +12,7 @@ What it cannot model becomes `UnknownV(reason)`, never a guess."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -218,7 +218,7 @@ class ScanContext:
     phase_widths: dict[str, Term]
     module_functions: frozenset[str] = frozenset()
     # Definitions of the runtime's width functions found in the scanned tree.
-    width_defs: dict[str, FunctionSource] = field(default_factory=dict)
+    width_defs: Mapping[str, FunctionSource] = field(default_factory=dict)
     # A class of the scanned tree by name (same file first), to follow base classes.
     class_lookup: Callable[[str, object], object] | None = None
 

@@ -10,7 +10,7 @@ runtime's width functions (`resolve_num_tokens_per_req`) are read from their def
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from idxcheck.extract.interpreter import ClassInterpreter, ScanContext, iter_choice
@@ -67,6 +67,30 @@ def width_definitions(
             except SourceError:
                 continue
     return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+
+
+class WidthDefinitions(Mapping[str, FunctionSource]):
+    """`width_definitions`, found on first use: a scan whose tree facts come from the cache
+    parses them only if an analysed method calls one."""
+
+    def __init__(self, files: Iterable[SourceFile], names: Iterable[str]) -> None:
+        self._files = list(files)
+        self._names = tuple(names)
+        self._found: dict[str, FunctionSource] | None = None
+
+    def _definitions(self) -> dict[str, FunctionSource]:
+        if self._found is None:
+            self._found = width_definitions(self._files, self._names)
+        return self._found
+
+    def __getitem__(self, name: str) -> FunctionSource:
+        return self._definitions()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions())
+
+    def __len__(self) -> int:
+        return len(self._definitions())
 
 
 def _block_text(source: SourceFile, block: object) -> str:

@@ -1,0 +1,129 @@
+"""What a scan reuses from earlier scans besides verdicts: the tree facts (modes, runner widths,
+backend constraints) while no file they depend on changed, and the prefilter's rejection of a
+file while its stamp is unchanged. Each reuse gives exactly the result of a scan without it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from idxcheck import api, engine, stamps
+from idxcheck.cache import Cache, solver_version
+from idxcheck.config import Config
+from idxcheck.profile import load_profile
+from idxcheck.report.json_format import to_dict
+
+from .realtree import sglang_tree
+
+FIXTURES = Path("fixtures")
+
+
+def _doc(paths: list[str], config: Config) -> str:
+    doc = to_dict(api.scan(paths, config).result)
+    doc["stats"].pop("seconds")  # type: ignore[attr-defined]
+    return json.dumps(doc, indent=1)
+
+
+def _facts_key(root: Path, tmp_path: Path) -> str:
+    config = Config()
+    profile = load_profile(config.profile)
+    tree = engine.load_tree([str(root)], config, profile)
+    return engine.tree_facts_key(tree, config, profile, Cache(tmp_path, solver_version()))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    for name in ("bugs", "correct", "runtime"):
+        shutil.copytree(FIXTURES / name, root / name)
+    return root
+
+
+def test_backend_edit_keeps_the_tree_facts_key_and_mode_edit_changes_it(
+    tree: Path, tmp_path: Path
+) -> None:
+    before = _facts_key(tree, tmp_path)
+    backend = tree / "bugs" / "eagle_draft_extend_v2.py"
+    backend.write_text(backend.read_text().replace("_fill_draft_extend", "_fill_v2"))
+    assert _facts_key(tree, tmp_path) == before
+    # A dataclass of a backend file can be read by a runner: its fields count.
+    backend.write_text(backend.read_text().replace("    max_extend_len: int\n", ""))
+    assert _facts_key(tree, tmp_path) != before
+    after_dataclass = _facts_key(tree, tmp_path)
+    enum = tree / "runtime" / "forward_mode.py"
+    enum.write_text(enum.read_text() + "\n")
+    assert _facts_key(tree, tmp_path) != after_dataclass
+
+
+def test_results_with_cached_tree_facts_equal_results_without(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached = Config(cache_dir=str(tmp_path / "cache"))
+    _doc([str(tree)], cached)
+    calls: list[int] = []
+    read = engine.find_mode_model
+    monkeypatch.setattr(
+        engine,
+        "find_mode_model",
+        lambda *a: calls.append(1) or read(*a),  # type: ignore[func-returns-value]
+    )
+    backend = tree / "bugs" / "eagle_draft_extend_v2.py"
+    backend.write_text(backend.read_text().replace("_fill_draft_extend", "_fill_v2"))
+    warm = _doc([str(tree)], cached)
+    assert calls == [], "the tree facts came from the cache"
+    assert warm == _doc([str(tree)], Config())
+    enum = tree / "runtime" / "forward_mode.py"
+    enum.write_text(enum.read_text().replace("TARGET_VERIFY", "TARGET_CHECK"))
+    calls.clear()
+    changed = _doc([str(tree)], cached)
+    assert calls == [1], "an edited enum is read again"
+    assert changed == _doc([str(tree)], Config())
+    assert changed != warm
+
+
+def test_rejected_files_are_not_read_again_until_they_change(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stamps, "SETTLE_SECONDS", 0.0)
+    for n in range(20):
+        (tree / f"plain_{n}.py").write_text(f"value_{n} = {n}\n")
+    cached = Config(cache_dir=str(tmp_path / "cache"))
+    _doc([str(tree)], cached)
+    read: list[str] = []
+    load = engine.load_file
+
+    def spy(item: object, *rest: object) -> None:
+        read.append(Path(item.path).name)  # type: ignore[attr-defined]
+        load(item, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "load_file", spy)
+    backend = tree / "bugs" / "eagle_draft_extend_v2.py"
+    backend.write_text(backend.read_text() + "\n# edited\n")
+    _doc([str(tree)], cached)
+    assert read and not any(name.startswith("plain_") for name in read)
+    # A rejected file that now holds a site is read and analysed.
+    shutil.copy(backend, tree / "plain_3.py")
+    read.clear()
+    grown = _doc([str(tree)], cached)
+    assert "plain_3.py" in read
+    assert grown == _doc([str(tree)], Config())
+    assert "plain_3.py" in grown
+
+
+@pytest.mark.network
+def test_precommit_scan_of_a_release_with_cached_tree_facts(tmp_path: Path) -> None:
+    root = tmp_path / "sglang"
+    shutil.copytree(sglang_tree("0.5.23"), root)
+    backend = root / "srt" / "layers" / "attention" / "trtllm_mla_backend.py"
+    focused = replace(Config(cache_dir=str(tmp_path / "cache")), focus=(str(backend),))
+    first = _doc([str(root)], focused)
+    text = backend.read_text()
+    backend.write_text(text.replace("def forward_decode(", "def forward_decode_(", 1))
+    assert backend.read_text() != text, "the backend's method moved: update this test"
+    second = _doc([str(root)], focused)
+    assert second == _doc([str(root)], replace(focused, cache_dir=None))
+    assert '"code": "IDX' in first and '"code": "IDX' in second
