@@ -11,8 +11,9 @@ tools run by run so that both see the same machine state:
   `[tool.idxcheck]` table), with the cache of the previous runs present (what the hook sees on
   a second commit), once after appending a comment to one backend file and once after an edit
   of one of its methods (a renamed method, alternately renamed back);
-- memory: peak of the summed RSS of the run's processes (the scan and its workers), sampled
-  every 20 ms from /proc, and the kernel's peak for the largest single process;
+- memory: peak of the summed proportional set sizes of the run's processes (the scan and the
+  workers it forks, so that pages they share count once), sampled every 50 ms from /proc, or
+  the kernel's peak of the largest single process where that is higher;
 - growth: one cold idxcheck run over nested subsets of the tree (files in the subset vs time).
 
 Prints medians, min-max, the ratios, and whether each target of the speed work holds.
@@ -57,33 +58,46 @@ def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None
         if pid:
             break
         peak = max(peak, tree_rss(proc.pid))
-        time.sleep(0.02)
+        time.sleep(0.05)
     seconds = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
+    # The kernel's peak of the largest single process, where sampling every 50 ms missed it.
     return Run(seconds, max(usage.ru_maxrss * 1024, peak) / 2**20, proc.returncode)
 
 
 def tree_rss(root: int) -> int:
-    """Resident bytes of `root` and its descendants, from /proc (0 where there is none)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * page
+    """Memory of `root` and its descendants, from /proc: the sum of their proportional set
+    sizes (a page shared by the scan and the workers it forked counts once in all), or of
+    their resident sizes where smaps_rollup is not readable; 0 without /proc."""
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(child for child, parent in parents.items() if parent == pid)
+        total += _pss(pid) or _rss(pid)
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                stack.extend(int(child) for child in handle.read().split())
+        except OSError:
+            pass
     return total
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _pss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def summary(runs: list[Run]) -> str:

@@ -207,6 +207,7 @@ class ClassIndex:
         chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
         if chosen is None:
             return None
+        chosen[0].keep_parse(chosen[1])
         try:
             return chosen[0].class_source(chosen[1])
         except SourceError:
@@ -1194,6 +1195,8 @@ def _scan_tree(
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]
+    for source in tree.files:
+        source.forget_parses()  # the facts are read: workers start lean and parse what they use
     if cache is not None:
         cache.close()  # a connection must not cross a fork; it reopens on next use
     from idxcheck.workers import analyse_parts
@@ -1282,6 +1285,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
     except RecursionError:
         part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
     check_facts(analysed, checker, facts.constraints, part)
+    source.forget_parses()
     return part
 
 

@@ -272,11 +272,26 @@ class SourceFile:
         self._classes: dict[Block, ClassSource] = {}
         self._functions: dict[Block, FunctionSource] = {}
         self._whole: cst.Module | None = None
+        self._kept: set[Block] = set()
         self._module_for_codegen = cst.Module(body=[])
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> SourceFile:
         return cls(path, decode_source(data))
+
+    def keep_parse(self, block: Block) -> None:
+        """Keep this block's tree through `forget_parses`: a class that other files' classes
+        inherit from is asked for again by each of them."""
+        self._kept.add(block)
+
+    def forget_parses(self) -> None:
+        """Drop the syntax trees parsed so far, but the kept ones (they are parsed again if
+        asked for): a scan keeps the trees of the file it analyses, not of every file it has
+        analysed."""
+        self._parsed = {b: n for b, n in self._parsed.items() if b in self._kept}
+        self._classes = {b: c for b, c in self._classes.items() if b in self._kept}
+        self._functions.clear()
+        self._whole = None
 
     # -- lookup ---------------------------------------------------------------------------
 
