@@ -61,6 +61,8 @@ def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None
         time.sleep(0.05)
     seconds = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # 0 clean, 1 findings: anything else timed a failure
+        raise SystemExit(f"{' '.join(args)} exited with {proc.returncode}: nothing measured")
     # The kernel's peak of the largest single process, where sampling every 50 ms missed it.
     return Run(seconds, max(usage.ru_maxrss * 1024, peak) / 2**20, proc.returncode)
 
