@@ -10,7 +10,7 @@ tools run by run so that both see the same machine state:
 - pre-commit: `idxcheck scan --changed-only FILE` in a copy of the tree (a project with a
   `[tool.idxcheck]` table), with the cache of the previous runs present (what the hook sees on
   a second commit), once after appending a comment to one backend file and once after an edit
-  of one of its methods (a renamed method, alternately renamed back);
+  of one of its methods (a method renamed, to a new name each run);
 - memory: peak of the summed proportional set sizes of the run's processes (the scan and the
   workers it forks, so that pages they share count once), sampled every 50 ms from /proc, or
   the kernel's peak of the largest single process where that is higher;
@@ -36,7 +36,7 @@ from pathlib import Path
 from bench.sglang_tree import sglang_tree
 
 BACKEND = "srt/layers/attention/trtllm_mla_backend.py"
-RENAMED = ("def forward_decode(", "def forward_decode_renamed(")
+RENAMED = "def forward_decode("
 SUBSETS = ("srt/layers/attention", "srt/layers", "srt", ".")
 
 
@@ -175,10 +175,10 @@ def main() -> None:
         print(f"hook   idxcheck {summary(pre)}  (one backend changed: a comment appended)")
         edited: list[Run] = []
         original = changed.read_text()
-        renamed = original.replace(RENAMED[0], RENAMED[1], 1)
-        assert renamed != original, f"{RENAMED[0]} not in {BACKEND}"
+        assert RENAMED in original, f"{RENAMED} not in {BACKEND}"
         for run in range(runs):
-            changed.write_text(renamed if run % 2 == 0 else original)
+            # A name not used before, so that no cached result of an earlier run answers.
+            changed.write_text(original.replace(RENAMED, f"def forward_decode_{run}(", 1))
             edited.append(measure(hook, cwd=project, env=env))
         print(f"hook   idxcheck {summary(edited)}  (one backend changed: a method renamed)")
 
