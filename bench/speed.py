@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,19 +53,26 @@ def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None
     proc = subprocess.Popen(
         args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    peak = 0
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        peak = max(peak, tree_rss(proc.pid))
-        time.sleep(0.05)
+    # Memory is sampled by a thread, so that the wall time comes from a blocking wait (a
+    # polling loop would round every run up to its polling period).
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
+    done.set()
+    sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):  # 0 clean, 1 findings: anything else timed a failure
         raise SystemExit(f"{' '.join(args)} exited with {proc.returncode}: nothing measured")
     # The kernel's peak of the largest single process, where sampling every 50 ms missed it.
-    return Run(seconds, max(usage.ru_maxrss * 1024, peak) / 2**20, proc.returncode)
+    return Run(seconds, max(usage.ru_maxrss * 1024, peak[0]) / 2**20, proc.returncode)
 
 
 def tree_rss(root: int) -> int:
