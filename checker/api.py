@@ -19,13 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from idxcheck import stamps, suppressions
+from idxcheck import stamps
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.findings import FileError, Finding, ScanResult
 from idxcheck.pathmatch import path_matches, relative_posix
 
 if TYPE_CHECKING:
+    from idxcheck import suppressions
     from idxcheck.engine import LoadedTree
 
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
@@ -154,6 +155,7 @@ def apply_policy(
     `texts`: file contents already in memory (the engine's candidates); other files are read
     only when they contain the suppression marker, unless `complete` says that `texts` holds
     every file that does."""
+    from idxcheck import suppressions
     from idxcheck.catalog import known_codes
 
     codes = known_codes()
@@ -191,6 +193,8 @@ def _ignored_for_file(finding: Finding, config: Config) -> bool:
 
 
 def _read_if_marked(path: str) -> str | None:
+    from idxcheck import suppressions
+
     try:
         with open(path, "rb") as handle:
             data = handle.read()

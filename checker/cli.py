@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -46,6 +45,8 @@ class _Group(click.Group):
             raise
         except Exception as exc:  # an internal error: one line, unless --debug
             if ctx.obj and ctx.obj.get("debug"):
+                import traceback
+
                 traceback.print_exc()
             else:
                 click.echo(

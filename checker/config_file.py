@@ -17,7 +17,6 @@ file's values key by key.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -140,6 +139,8 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
     unknown = [key for key in section if key not in KEYS]
     if unknown:
         key = unknown[0]
+        import difflib
+
         close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(KEYS)}")

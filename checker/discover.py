@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 SKIP_DIRS = frozenset(
     {
@@ -35,8 +36,10 @@ SKIP_DIRS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A file to scan. A named tuple rather than a dataclass: a walk makes thousands, and a
+    frozen dataclass's constructor costs a warm scan several milliseconds more."""
+
     path: str  # as given or found, for reading
     display: str  # as reported
     # (size, mtime_ns, ctime_ns, inode) from the walk's own `stat`: what a warm scan compares
@@ -105,47 +108,62 @@ def discover(
 def _walk(
     root: str, exclude: Sequence[str], seen: set[tuple[int, int]]
 ) -> Iterator[Candidate | DiscoveryError]:
+    """Depth first, each folder's files by name before its subfolders by name (the order of a
+    top-down `os.walk`), with one `scandir` per folder and one `stat` per file and folder:
+    half the time of `os.walk` plus a `stat` per file, which a warm scan notices."""
     visited_dirs: set[tuple[int, int]] = set()
-    errors: list[DiscoveryError] = []
-
-    def onerror(exc: OSError) -> None:
-        errors.append(
-            DiscoveryError(exc.filename or root, f"cannot read directory: {exc.strerror}")
-        )
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=True):
-        identity = _identity(dirpath)
-        if identity is None or identity in visited_dirs:
-            # A symlink back into a directory already walked: a loop, or a second route.
-            dirnames[:] = []
-            continue
+    info = _stat(root)
+    stack: list[tuple[str, os.stat_result | None]] = [(root, info)]
+    while stack:
+        folder, folder_info = stack.pop()
+        # Files are displayed with normalised paths: the folder's normalised once.
+        shown = os.path.normpath(folder)
+        shown = "" if shown == "." else shown
+        if folder_info is None:
+            continue  # a link that leads nowhere: reported by its parent's listing
+        identity = (folder_info.st_dev, folder_info.st_ino)
+        if identity in visited_dirs:
+            continue  # a symlink back into a folder already walked: a loop, or a second route
         visited_dirs.add(identity)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS
-            and not d.endswith(".egg-info")
-            and not (exclude and _excluded(os.path.join(dirpath, d), exclude))
-        )
-        yield from errors
-        errors.clear()
-        for name in sorted(filenames):
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            yield DiscoveryError(folder, f"cannot read directory: {exc.strerror}")
+            continue
+        subfolders: list[tuple[str, os.stat_result | None]] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if (
+                    name not in SKIP_DIRS
+                    and not name.endswith(".egg-info")
+                    and not (exclude and _excluded(entry.path, exclude))
+                ):
+                    subfolders.append((entry.path, _stat(entry.path)))
+                continue
             if not name.endswith((".py", ".pyi")):
                 continue
-            full = os.path.join(dirpath, name)
+            full = entry.path
             if exclude and _excluded(full, exclude):
                 continue
             try:
-                info = os.stat(full)
+                file_info: os.stat_result | None = entry.stat()
             except (OSError, ValueError):
+                file_info = None
+            if file_info is None:
                 yield DiscoveryError(full, "broken symbolic link or a link loop")
                 continue
-            file_identity = (info.st_dev, info.st_ino)
+            file_identity = (file_info.st_dev, file_info.st_ino)
             if file_identity in seen:
                 continue
             seen.add(file_identity)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(file_info.st_mode):
                 yield DiscoveryError(full, "not a regular file")
                 continue
-            yield Candidate(full, os.path.normpath(full), _stamp(info))
-    yield from errors
+            yield Candidate(full, os.path.join(shown, name), _stamp(file_info))
+        stack.extend(reversed(subfolders))

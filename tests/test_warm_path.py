@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from idxcheck import stamps
-from idxcheck.api import scan
+from idxcheck.api import discover_files, scan
 from idxcheck.config import Config
 from idxcheck.profile import load_profile
 from idxcheck.report.json_format import to_dict
@@ -42,6 +42,13 @@ def _results(cache_dir: Path) -> int:
     return int(count)
 
 
+def _stamped(tree: Path, cache_dir: Path) -> bool:
+    """Whether the outcome of scanning `tree` as it is now is stored by stamps."""
+    config = Config(cache_dir=str(cache_dir))
+    candidates, errors = discover_files([str(tree)], config)
+    return stamps.load(config, stamps.stamp_key(candidates, errors, config)) is not None
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
@@ -63,7 +70,8 @@ def test_stamps_answer_with_the_outcome_of_the_full_scan(
     cache_dir = tmp_path / "cache"
     uncached = _doc(tree, None)
     cold = _doc(tree, cache_dir)
-    assert _results(cache_dir) == 2  # by contents (engine) and by stamps (whole outcome)
+    assert _results(cache_dir) == 1  # by contents (engine)
+    assert _stamped(tree, cache_dir)  # and the whole outcome by stamps
     warm = _doc(tree, cache_dir)
     assert uncached == cold == warm
     assert uncached["findings"] and uncached["outcomes"], "not a vacuous comparison"
@@ -75,6 +83,7 @@ def test_a_fresh_file_is_not_trusted_by_its_stamp(tree: Path, tmp_path: Path) ->
     # Written less than SETTLE_SECONDS ago: a second write in the same clock tick would keep
     # the stamp, so only the result keyed by contents is stored.
     assert _results(cache_dir) == 1
+    assert not _stamped(tree, cache_dir)
 
 
 def test_same_size_rewrite_with_old_mtime_is_seen(

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from idxcheck.findings import Finding, ScanResult
-from idxcheck.suppressions import Suppression
 from idxcheck.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from idxcheck.suppressions import Suppression
 
 EXIT_DESCRIPTIONS = {
     0: "clean: no findings",
