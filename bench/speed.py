@@ -1,6 +1,6 @@
 """idxcheck against ruff on a whole SGLang release, side by side in one run.
 
-    python -m bench.speed [--version 0.5.23] [--runs 3]
+    python -m bench.speed [--version 0.5.23] [--runs 3] [--warm-runs 15]
 
 Downloads the release from PyPI into `.cache/` if needed, then measures, alternating the two
 tools run by run so that both see the same machine state:
@@ -149,6 +149,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", default="0.5.23")
     parser.add_argument("--runs", type=int, default=3)
+    # Warm runs take a fraction of a second and vary by tens of milliseconds: more of them.
+    parser.add_argument("--warm-runs", type=int, default=15)
     parser.add_argument("--skip-growth", action="store_true")
     options = parser.parse_args()
     tree = sglang_tree(options.version)
@@ -156,7 +158,10 @@ def main() -> None:
     compile_idxcheck()
     print(f"# sglang {options.version}: {count_files(tree)} files, {tree}")
     print(f"# {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {runs} runs each, alternating")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {runs} runs each ({options.warm_runs} warm),"
+        " alternating"
+    )
 
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
@@ -175,7 +180,7 @@ def main() -> None:
         measure(ruff("--cache-dir", ruff_cache, str(tree)))
         warm_i: list[Run] = []
         warm_r: list[Run] = []
-        for _ in range(runs):
+        for _ in range(options.warm_runs):
             warm_i.append(measure(idxcheck("scan", str(tree)), env=env))
             warm_r.append(measure(ruff("--cache-dir", ruff_cache, str(tree))))
         print(f"warm   idxcheck {summary(warm_i)}")

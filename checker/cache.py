@@ -26,6 +26,7 @@ from idxcheck import __version__
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
 MAX_BLOBS = 16
+USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
 SCHEMA = 1
 
 
@@ -135,19 +136,8 @@ class Cache:
     # -- whole results ----------------------------------------------------------------------
 
     def get_result(self, key: str) -> dict[str, Any] | None:
-        try:
-            row = (
-                self._connect()
-                .execute("SELECT value FROM results WHERE key = ?", (key,))
-                .fetchone()
-            )
-            if row is not None:
-                self._connect().execute(
-                    "UPDATE results SET used = ? WHERE key = ?", (time.time(), key)
-                )
-        except sqlite3.Error:
-            return None
-        return json.loads(row[0]) if row is not None else None
+        stored = self._get("results", key)
+        return json.loads(stored) if stored is not None else None  # type: ignore[no-any-return]
 
     def put_result(self, key: str, value: dict[str, Any]) -> None:
         self._put("results", key, value)
@@ -155,17 +145,8 @@ class Cache:
     # -- pickled objects (tree facts) ---------------------------------------------------------
 
     def get_blob(self, key: str) -> bytes | None:
-        try:
-            row = (
-                self._connect().execute("SELECT value FROM blobs WHERE key = ?", (key,)).fetchone()
-            )
-            if row is not None:
-                self._connect().execute(
-                    "UPDATE blobs SET used = ? WHERE key = ?", (time.time(), key)
-                )
-        except sqlite3.Error:
-            return None
-        return bytes(row[0]) if row is not None else None
+        stored = self._get("blobs", key)
+        return bytes(stored) if stored is not None else None
 
     def put_blob(self, key: str, value: bytes) -> None:
         try:
@@ -175,6 +156,19 @@ class Cache:
             )
         except sqlite3.Error:
             pass
+
+    def _get(self, table: str, key: str) -> Any:
+        """A stored value, marked as used for the size bound. The mark is rewritten at most
+        once an hour: SQLite rewrites the whole row, and rewriting a stored outcome of a
+        megabyte on every warm scan fills the write-ahead log until a checkpoint stalls one."""
+        try:
+            conn = self._connect()
+            row = conn.execute(f"SELECT value, used FROM {table} WHERE key = ?", (key,)).fetchone()
+            if row is not None and time.time() - (row[1] or 0) > USED_RESOLUTION:
+                conn.execute(f"UPDATE {table} SET used = ? WHERE key = ?", (time.time(), key))
+        except sqlite3.Error:
+            return None
+        return row[0] if row is not None else None
 
     def _put(self, table: str, key: str, value: dict[str, Any]) -> None:
         try:

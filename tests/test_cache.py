@@ -185,3 +185,22 @@ def test_new_tool_version_misses_every_verdict(
     monkeypatch.setattr(cache_module, "__version__", "999.0")
     _json(paths, tmp_path)
     assert len(seen) == looked_up and not any(hit for _, _, hit in seen)
+
+
+def test_reading_marks_use_at_most_once_an_hour(tmp_path: Path) -> None:
+    cache = cache_module.Cache(tmp_path)
+    cache.put_blob("k", b"x" * 1000)
+    cache.close()
+
+    def used() -> float:
+        with sqlite3.connect(tmp_path / "cache.sqlite3") as conn:
+            return float(conn.execute("SELECT used FROM blobs WHERE key = 'k'").fetchone()[0])
+
+    stored = used()
+    assert cache.get_blob("k") == b"x" * 1000
+    assert used() == stored, "a fresh mark is not rewritten (the row would be rewritten whole)"
+    with sqlite3.connect(tmp_path / "cache.sqlite3") as conn:
+        conn.execute("UPDATE blobs SET used = 0 WHERE key = 'k'")
+    assert cache.get_blob("k") == b"x" * 1000
+    assert used() > 0, "an old mark is renewed, so the entry is not the first pruned"
+    cache.close()
