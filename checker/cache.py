@@ -137,7 +137,7 @@ class Cache:
 
     def get_result(self, key: str) -> dict[str, Any] | None:
         stored = self._get("results", key)
-        return json.loads(stored) if stored is not None else None  # type: ignore[no-any-return]
+        return json.loads(stored) if stored is not None else None
 
     def put_result(self, key: str, value: dict[str, Any]) -> None:
         self._put("results", key, value)
