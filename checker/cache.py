@@ -63,6 +63,11 @@ def code_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
+def tool_versions(solver: str) -> str:
+    """What every cache key carries: idxcheck's version and code, the solver, the layout."""
+    return f"idxcheck {__version__} ({code_fingerprint()}); z3 {solver}; schema {SCHEMA}"
+
+
 def solver_version() -> str:
     """The installed z3's version, read from its distribution's metadata (z3 is not imported)."""
     try:
@@ -110,7 +115,7 @@ class Cache:
         return self._conn
 
     def versions(self) -> str:
-        return f"idxcheck {__version__} ({code_fingerprint()}); z3 {self.solver_version}; schema {SCHEMA}"
+        return tool_versions(self.solver_version)
 
     # -- verdicts ---------------------------------------------------------------------------
 

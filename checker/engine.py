@@ -37,7 +37,7 @@ from idxcheck.extract.constraints import (
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
-from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner, width_definitions
+from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner
 from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
@@ -968,31 +968,17 @@ def _path_key(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def holds_tree_facts(source: SourceFile, profile: Profile) -> bool:
-    """Whether a file contributes to what every backend is checked against: the forward-mode
-    enum, a runner's layout, a width function, a registry of backend constraints."""
-    data = source.text.encode()
-    return (
-        "class ForwardMode" in source.text
-        or any(all(word in data for word in words) for words in TREE_FACT_WORDS)
-        or bool(width_definitions([source], profile.tree_width_functions))
-        or any(
-            is_runner(source, block, profile.runner_width_attrs)
-            for block in source.blocks
-            if block.kind == "class"
-        )
-    )
-
-
 def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> frozenset[str] | None:
     """The files whose classes a focused scan analyses: the focus files; the files of classes
     that inherit (by name, transitively) from a class defined in one, since their methods'
     sites are located there; the files that build a dataclass or call a kernel launcher
     defined in one, since its field order or grid decides their verdicts. None (analyse every
-    file) when a focus file holds tree facts: then any backend's verdict may change."""
+    file) when a focus file feeds the tree facts (`feeds_tree_facts`): then any backend's
+    verdict may change."""
     keys = {_path_key(path) for path in focus}
     changed = [s for s in tree.files if _path_key(s.path) in keys]
-    if any(holds_tree_facts(s, profile) for s in changed):
+    registry = set(read_registry(tree.files))
+    if any(feeds_tree_facts(s, profile, registry) for s in changed):
         return None
     chosen = {s.path for s in changed}
     used = set(DataclassIndex(changed).names()) | set(find_launchers(changed, profile))
@@ -1146,7 +1132,8 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
 def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[str]) -> bool:
     """Whether the tree facts may read this file beyond its dataclasses: a text test that
     holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
-    read from (each of them tests at least this much before reading)."""
+    read from (each of them tests at least this much before reading). It decides both what
+    keys the cached tree facts and when a focused scan must analyse every file."""
     text = source.text
     return (
         "class ForwardMode" in text

@@ -8,7 +8,10 @@ also catches a file rewritten with its old modification time restored.
 
 A file modified within `SETTLE_SECONDS` of a scan could be modified again within the same clock
 tick without its stamp changing, so such a scan stores nothing here; the next scan reads the
-files and is answered by the result cache keyed by their contents (`engine.tree_key`)."""
+files and is answered by the result cache keyed by their contents (`engine.tree_key`).
+
+The same stamps remember the files the prefilter rejected, so that a scan that does read the
+tree (a file changed) does not read again the thousands of files that cannot hold a site."""
 
 from __future__ import annotations
 
@@ -18,8 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idxcheck import __version__
-from idxcheck.cache import SCHEMA, Cache, code_fingerprint, digest
+from idxcheck.cache import Cache, digest, tool_versions
 from idxcheck.config import Config
 from idxcheck.discover import Candidate
 from idxcheck.findings import FileError
@@ -33,8 +35,7 @@ MAX_REJECTED = 200_000
 
 
 def stamp_key(candidates: Sequence[Candidate], errors: Sequence[FileError], config: Config) -> str:
-    tool = f"idxcheck {__version__} ({code_fingerprint()}); z3 {solver_stamp()}; schema {SCHEMA}"
-    parts = ["stamps", tool, config.key_settings()]
+    parts = ["stamps", tool_versions(solver_stamp()), config.key_settings()]
     parts.extend(f"{e.path}\0{e.message}" for e in errors)
     parts.extend(f"{c.display}\0{c.path}\0{c.stamp}" for c in candidates)
     return digest(*parts)
@@ -69,7 +70,7 @@ def settled_one(candidate: Candidate, now: float) -> bool:
 
 def rejected_key(config: Config) -> str:
     # The prefilter's words come from the profile and the engine, both in the code fingerprint.
-    return digest("rejected", f"idxcheck {__version__} ({code_fingerprint()})", config.profile)
+    return digest("rejected", tool_versions("any"), config.profile)
 
 
 def load_rejected(config: Config) -> dict[str, tuple[int, int, int, int]]:

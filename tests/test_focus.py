@@ -58,5 +58,8 @@ def test_focused_scan_equals_full_scan_on_a_release() -> None:
         str(attention / "trtllm_mla_backend.py"),  # findings against a runner elsewhere
         str(attention / "triton_backend.py"),  # subclassed in other files
         str(attention / "flashinfer_backend.py"),
+        # Raises on `speculative_eagle_topk` but names no registered backend: it feeds no tree
+        # fact, so only its own classes are analysed.
+        str(attention / "flashattention_backend.py"),
     ]
     assert _same_as_full(str(tree), files) > 0

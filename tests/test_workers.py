@@ -4,6 +4,7 @@ or three workers, on the fixtures and on a whole real release."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatc
     small = [SourceFile("a.py", "x = 1\n"), SourceFile("b.py", "y = 2\n")]
     large = [SourceFile(f"{n}.py", "#" * workers.MIN_PARALLEL_BYTES) for n in "abc"]
     assert workers.jobs_for(0, small) == 1
-    assert workers.jobs_for(0, large) >= 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert workers.jobs_for(0, large) == min(cpus or 1, workers.MAX_AUTO_JOBS, len(large))
     assert workers.jobs_for(2, small) == 2  # asked for: used even on small input
     assert workers.jobs_for(8, small) == 2  # never more workers than files
     monkeypatch.setattr(workers.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
