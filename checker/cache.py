@@ -1,4 +1,5 @@
-"""The on-disk cache: solver verdicts by obligation, and whole scan results by tree.
+"""The on-disk cache: solver verdicts by obligation, each file's analysis (`idxcheck.parts`),
+and whole scan results by tree.
 
 - A verdict is keyed by a hash of the obligation's normalised formulas (provenance stripped, so
   a moved line keeps its key) plus the tool version, the solver version and the resource limit:
@@ -26,6 +27,7 @@ from idxcheck import __version__
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
 MAX_BLOBS = 16
+MAX_PARTS = 20_000
 USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
 SCHEMA = 1
 
@@ -111,6 +113,9 @@ class Cache:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB, used REAL)"
             )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+            )
             self._conn = conn
         return self._conn
 
@@ -154,9 +159,21 @@ class Cache:
         return bytes(stored) if stored is not None else None
 
     def put_blob(self, key: str, value: bytes) -> None:
+        self._put_bytes("blobs", key, value)
+
+    # -- pickled analyses of single files (`idxcheck.parts`) ----------------------------------
+
+    def get_part(self, key: str) -> bytes | None:
+        stored = self._get("parts", key)
+        return bytes(stored) if stored is not None else None
+
+    def put_part(self, key: str, value: bytes) -> None:
+        self._put_bytes("parts", key, value)
+
+    def _put_bytes(self, table: str, key: str, value: bytes) -> None:
         try:
             self._connect().execute(
-                "INSERT OR REPLACE INTO blobs (key, value, used) VALUES (?, ?, ?)",
+                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
                 (key, value, time.time()),
             )
         except sqlite3.Error:
@@ -194,6 +211,7 @@ class Cache:
                 ("verdicts", MAX_VERDICTS),
                 ("results", MAX_RESULTS),
                 ("blobs", MAX_BLOBS),
+                ("parts", MAX_PARTS),
             ):
                 (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
                 if count > limit:

@@ -38,10 +38,17 @@ from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner
-from idxcheck.extract.source import Block, SourceError, SourceFile
+from idxcheck.extract.source import Block, SourceError, SourceFile, strip_comments
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
-from idxcheck.kernels import BlockRow, Launcher, block_rows, drops_rows, find_launchers
+from idxcheck.kernels import (
+    BlockRow,
+    Launcher,
+    block_rows,
+    drops_rows,
+    find_launchers,
+    launchers_signature,
+)
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
@@ -114,10 +121,36 @@ class UnsupportedSiteError(Exception):
 # Source loading
 
 
+class HitLines:
+    """The line numbers of each read file's prefilter hits (path -> sorted numbers), found
+    when first asked for: only the files whose classes are analysed need them."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[int]] = {}
+        self._pending: dict[str, tuple[str, re.Pattern[str]]] = {}
+
+    def add(self, path: str, text: str, regex: re.Pattern[str]) -> None:
+        self._pending[path] = (text, regex)
+
+    def __setitem__(self, path: str, lines: list[int]) -> None:
+        self._lines[path] = lines
+
+    def get(self, path: str, default: list[int]) -> list[int]:
+        found = self._lines.get(path)
+        if found is None:
+            pending = self._pending.pop(path, None)
+            if pending is None:
+                return default
+            text, regex = pending
+            found = sorted({text.count("\n", 0, m.start()) + 1 for m in regex.finditer(text)})
+            self._lines[path] = found
+        return found
+
+
 @dataclass
 class LoadedTree:
     files: list[SourceFile] = field(default_factory=list)
-    hits: dict[str, list[int]] = field(default_factory=dict)  # path -> hit line numbers
+    hits: HitLines = field(default_factory=HitLines)
     # Files the prefilter rejected that hold a suppression marker (display path -> text): the
     # suppression pass needs their comments, and the bytes are in hand only here.
     marked: dict[str, str] = field(default_factory=dict)
@@ -175,13 +208,10 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
         except SourceError as exc:
             tree.errors.append(FileError(item.display, str(exc)))
         else:
-            lines = [
-                text_file.text.count("\n", 0, m.start()) + 1
-                for m in prefilter.regex.finditer(text_file.text)
-            ]
-            if lines or facts_only:
+            # The hit lines themselves are found when the file's classes are analysed.
+            if facts_only or prefilter.regex.search(text_file.text):
                 tree.files.append(text_file)
-                tree.hits[text_file.path] = sorted(set(lines))
+                tree.hits.add(text_file.path, text_file.text, prefilter.regex)
                 return
     if _MARKER in data.lower():
         tree.marked[item.display] = data.decode("utf-8", errors="replace")
@@ -200,8 +230,20 @@ class ClassIndex:
             for block in source.blocks:
                 if block.kind == "class":
                     self._blocks.setdefault(block.name, []).append((source, block))
+        # The names looked up while this is a set: what a file's analysis read of other files
+        # (`idxcheck.parts`).
+        self.asked: set[str] | None = None
+
+    def signature(self, name: str) -> tuple[tuple[str, str], ...]:
+        """What a lookup of `name` depends on: the files that define a class of that name, by
+        the digest of their code."""
+        return tuple(
+            (source.path, source.code_digest()) for source, _ in self._blocks.get(name, [])
+        )
 
     def lookup(self, name: str, near: object) -> object:
+        if self.asked is not None:
+            self.asked.add(name)
         candidates = self._blocks.get(name, [])
         local = [c for c in candidates if c[0] is near]
         chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
@@ -227,7 +269,8 @@ class DataclassIndex:
 
     @staticmethod
     def is_dataclass_header(source: SourceFile, block: Block) -> bool:
-        return "dataclass" in "".join(source.lines[block.start_line - 1 : block.header_line])
+        header = "".join(source.lines[block.start_line - 1 : block.header_line])
+        return "dataclass" in header and "dataclass" in strip_comments(header)
 
     def names(self) -> set[str]:
         return set(self._blocks)
@@ -1074,11 +1117,11 @@ def cached_tree_facts(
     cache: Cache | None,
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
+    key: str | None,
 ) -> FactBundle:
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
-    the errors met reading them; from the cache when no file they depend on changed
-    (`tree_facts_key`), which spares a pre-commit run most of its parsing."""
-    key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
+    the errors met reading them; from the cache under `key` (`tree_facts_key`) when no file
+    they depend on changed, which spares a pre-commit run most of its parsing."""
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
@@ -1163,11 +1206,13 @@ def _scan_tree(
     result.stats.files = tree.walked
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
+    facts_key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
     modes, runtime, constraints, fact_errors = cached_tree_facts(
-        tree, config, profile, cache, dataclasses, width_defs
+        tree, config, profile, cache, dataclasses, width_defs, facts_key
     )
     result.errors.extend(fact_errors)
     result.mode_model_source = modes.source
+    launchers = find_launchers(tree.files, profile)
     facts = TreeFacts(
         config,
         profile,
@@ -1177,8 +1222,9 @@ def _scan_tree(
         width_defs,
         runtime,
         constraints,
-        find_launchers(tree.files, profile),
+        launchers,
         tree.hits,
+        None if facts_key is None else digest(facts_key, launchers_signature(launchers)),
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]
@@ -1211,7 +1257,10 @@ class TreeFacts:
     runtime: RuntimeModel
     constraints: TreeConstraints
     launchers: dict[str, Launcher]
-    hits: dict[str, list[int]]
+    hits: HitLines
+    # What every file's analysis depends on beyond the file itself and the classes it looks
+    # up: the tree facts' key and the kernel launchers. None when nothing is cached.
+    context_key: str | None = None
 
     def checker(self, cache: Cache | None) -> Checker:
         checker = Checker(self.profile, self.config, self.modes, self.runtime)

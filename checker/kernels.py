@@ -63,12 +63,25 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
     callers: dict[str, set[str]] = {kernel: set() for kernel in found}
     for source in files:
         for kernel in found:
-            if re.search(rf"(?<!def )\b{re.escape(kernel)}\s*\(", source.text):
+            if kernel in source.text and re.search(
+                rf"(?<!def )\b{re.escape(kernel)}\s*\(", source.text
+            ):
                 callers[kernel].add(source.path)
     return {
         kernel: Launcher(launcher.name, launcher.param, launcher.span, frozenset(callers[kernel]))
         for kernel, launcher in found.items()
     }
+
+
+def launchers_signature(launchers: dict[str, Launcher]) -> str:
+    """The launchers as a stable string (sets sorted): part of what a cached file analysis is
+    keyed by."""
+    return repr(
+        sorted(
+            (key, found.name, found.param, found.span.path, found.span.line, sorted(found.callers))
+            for key, found in launchers.items()
+        )
+    )
 
 
 def block_rows(profile: Profile, kernel: str) -> list[BlockRow]:

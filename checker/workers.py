@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from idxcheck.cache import Cache, solver_version
-from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
+from idxcheck.engine import Checker, FilePart, TreeFacts
 from idxcheck.extract.source import SourceFile
+from idxcheck.lazy_import import lazy_module, load_now
+from idxcheck.parts import cached_part
 
 # A worker costs a fork and the pickling of its parts: worth it past this many bytes of
 # candidate source (a handful of backend files).
@@ -59,7 +61,7 @@ def analyse_parts(
     jobs = jobs_for(facts.config.jobs, sources)
     if jobs <= 1:
         checker = facts.checker(cache)
-        return [analyse_file(source, facts, checker) for source in sources]
+        return [cached_part(source, facts, checker) for source in sources]
     global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
     _SOURCES, _FACTS, _CHECKER = sources, facts, None
     _CACHE_DIR = str(cache.directory) if cache is not None else None
@@ -67,6 +69,8 @@ def analyse_parts(
     order = sorted(range(len(sources)), key=lambda i: -len(sources[i].text))
     try:
         import idxcheck.solve.solver  # noqa: F401  (loaded once, before the forks)
+
+        load_now(lazy_module("libcst"))
 
         with multiprocessing.get_context("fork").Pool(
             jobs, maxtasksperchild=TASKS_PER_WORKER
@@ -85,4 +89,4 @@ def _work(index: int) -> tuple[int, FilePart]:
     if _CHECKER is None:
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
-    return index, analyse_file(_SOURCES[index], _FACTS, _CHECKER)
+    return index, cached_part(_SOURCES[index], _FACTS, _CHECKER)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from idxcheck.extract.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
 from idxcheck.extract.modes import FLAG_PREFIX, ModeModel, Predicate
@@ -23,8 +22,14 @@ from idxcheck.extract.values import (
     TupleV,
     Value,
 )
+from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Span
 from idxcheck.sym.terms import Atom, Const, Formula
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 _SELF_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z_0-9]*)\s*\(")
 

@@ -19,14 +19,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
 from idxcheck.extract.source import FunctionSource, SourceError, SourceFile, descendants
 from idxcheck.extract.values import ConfigV
+from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Span
 from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 _REGISTER = re.compile(r"@register_attention_backend\(\s*[\"']([A-Za-z0-9_]+)[\"']\s*\)")
 _RETURN_CLASS = re.compile(r"return\s+([A-Z][A-Za-z0-9_]*)\(")

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import libcst as cst
+from typing import TYPE_CHECKING, Protocol
 
 from idxcheck.extract.source import FunctionSource
 from idxcheck.extract.values import (
@@ -46,6 +44,7 @@ from idxcheck.extract.values import (
     UnknownV,
     Value,
 )
+from idxcheck.lazy_import import lazy_module
 from idxcheck.profile import ROLE_QO, Profile
 from idxcheck.spans import Loc
 from idxcheck.sym import poly
@@ -78,6 +77,11 @@ from idxcheck.sym.terms import (
     term_leaves,
     term_size,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 MAX_INLINE_DEPTH = 8
 MAX_ALTERNATIVES = 24

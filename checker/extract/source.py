@@ -10,20 +10,45 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import io
 import re
 import tokenize
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
+from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Loc, Span
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 _HEADER = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
 _CONTINUATION = (")", "]", "}", "#")
+
+# A string literal (any prefix, any quotes) or a comment, in one left-to-right pass: a `#`
+# inside a string is skipped with the string. Used to read code without its comments, so that
+# what the analysis reads, and the digest its cached results are keyed by, ignore comments.
+_STRING_OR_COMMENT = re.compile(
+    r'[rRbBuUfF]{0,2}(?:"""(?:\\.|[^\\])*?"""'
+    r"|'''(?:\\.|[^\\])*?'''"
+    r'|"(?:\\.|[^"\\\n])*"'
+    r"|'(?:\\.|[^'\\\n])*')"
+    r"|(#[^\n]*)",
+    re.S,
+)
+
+
+def strip_comments(text: str) -> str:
+    """`text` without its comments; line breaks, strings and all other code stay where they
+    are. Applied to whole statements or whole files, whose strings are complete."""
+    if "#" not in text:
+        return text
+    return _STRING_OR_COMMENT.sub(lambda m: "" if m.group(1) is not None else m.group(0), text)
 
 
 class SourceError(Exception):
@@ -195,13 +220,16 @@ class FunctionSource:
         return found[1]
 
     def raw_text(self) -> str:
-        """The function's lines as written in the file (cheap: no code generation)."""
-        return "".join(self.file.lines[self.def_line - 1 : self.end_line])
+        """The function's lines as written in the file, comments left out (cheap: no code
+        generation)."""
+        return strip_comments("".join(self.file.lines[self.def_line - 1 : self.end_line]))
 
     def _span(self, node: cst.CSTNode) -> Span:
         if self._positions is None:
             # Positions of this function alone: a module holding only it, generated with
             # position tracking, then shifted to where the function sits in the file.
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
             wrapper = MetadataWrapper(cst.Module(body=[self.node]), unsafe_skip_copy=True)
             try:
                 self._positions = dict(wrapper.resolve(PositionProvider))
@@ -273,7 +301,8 @@ class SourceFile:
         self._functions: dict[Block, FunctionSource] = {}
         self._whole: cst.Module | None = None
         self._kept: set[Block] = set()
-        self._module_for_codegen = cst.Module(body=[])
+        self._module_for_codegen: cst.Module | None = None
+        self._code_digest: str | None = None
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> SourceFile:
@@ -306,10 +335,22 @@ class SourceFile:
         return found
 
     def code_for(self, node: cst.CSTNode) -> str:
+        """The code of a node, without the comments inside it: what a report quotes depends
+        on the code alone, as the cached analysis of a file does (`code_digest`)."""
+        if self._module_for_codegen is None:
+            self._module_for_codegen = cst.Module(body=[])
         try:
-            return self._module_for_codegen.code_for_node(node)
+            return strip_comments(self._module_for_codegen.code_for_node(node))
         except RecursionError:  # libcst's code generation recurses once per nesting level
             return "<expression nested too deeply to print>"
+
+    def code_digest(self) -> str:
+        """A digest of the file's code: comments and trailing blank lines do not count, line
+        numbers and every other character do."""
+        if self._code_digest is None:
+            code = strip_comments(self.text).rstrip()
+            self._code_digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._code_digest
 
     # -- parsing --------------------------------------------------------------------------
 

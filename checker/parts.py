@@ -1,0 +1,61 @@
+"""Each file's analysis, cached: a scan after an edit analyses the edited files again, not the
+tree.
+
+A file's `FilePart` (its sites, verdict counts, notes and findings) depends on
+
+- the file's code: `SourceFile.code_digest`, which leaves comments out (the analysis reads no
+  comment: method bodies are searched and quoted without them), so that a comment edit keeps
+  the stored part;
+- the lines the prefilter hit in it (they choose the classes that are analysed);
+- the tree facts (modes, runners' widths, backends' constraints, dataclasses), the kernel
+  launchers, the configuration and the tool's and solver's versions: `TreeFacts.context_key`;
+- the classes of other files it looked up (base classes): recorded while the file is
+  analysed, by the names asked for, and checked on every later use against the files that
+  now define a class of each name.
+
+A stored part whose recorded lookups no longer hold is analysed again and replaced."""
+
+from __future__ import annotations
+
+import pickle
+
+from idxcheck.cache import Cache, digest
+from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
+from idxcheck.extract.source import SourceFile
+
+Lookups = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
+def part_key(source: SourceFile, facts: TreeFacts) -> str | None:
+    if facts.context_key is None:
+        return None
+    hits = ",".join(map(str, facts.hits.get(source.path, [])))
+    return digest("part", facts.context_key, source.path, source.code_digest(), hits)
+
+
+def cached_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    """The file's part from the checker's disk cache when it and everything it read are
+    unchanged, else analysed (and stored)."""
+    cache: Cache | None = checker.disk
+    key = part_key(source, facts) if cache is not None else None
+    if cache is None or key is None:
+        return analyse_file(source, facts, checker)
+    stored = cache.get_part(key)
+    if stored is not None:
+        try:
+            lookups, part = pickle.loads(stored)
+        except Exception:
+            pass  # written by another layout of these classes: analyse again
+        else:
+            if all(facts.classes.signature(name) == found for name, found in lookups):
+                assert isinstance(part, FilePart)
+                return part
+    facts.classes.asked = set()
+    try:
+        part = analyse_file(source, facts, checker)
+        asked = sorted(facts.classes.asked)
+    finally:
+        facts.classes.asked = None
+    recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in asked)
+    cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
+    return part
