@@ -99,15 +99,16 @@ def scan(
     total = len(candidates) + 1
     prefilter = Prefilter(profile)
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
+    absolute = _absolute_paths(candidates)
     for done, candidate in enumerate(candidates, start=1):
-        if rejected.get(os.path.abspath(candidate.path)) == candidate.stamp:
+        if rejected.get(absolute[done - 1]) == candidate.stamp:
             tree.walked += 1  # rejected before, unchanged since: not read again
         else:
             load_file(candidate, tree, prefilter)
         if progress is not None:
             progress(done, total)
     if config.cache_dir is not None:
-        _remember_rejected(candidates, tree, config, rejected)
+        _remember_rejected(candidates, absolute, tree, config, rejected)
     result = scan_tree(tree, config, profile)
     if progress is not None:
         progress(total, total)
@@ -121,8 +122,19 @@ def scan(
     return outcome
 
 
+def _absolute_paths(candidates: Sequence[Candidate]) -> list[str]:
+    """Each candidate's path from the root, the key of the rejected-files memory: its displayed
+    path (normalised by the walk) joined to the working folder, without the `getcwd` and
+    normalisation that `os.path.abspath` repeats for each of thousands of files."""
+    cwd = os.getcwd()
+    return [
+        c.display if os.path.isabs(c.display) else os.path.join(cwd, c.display) for c in candidates
+    ]
+
+
 def _remember_rejected(
     candidates: Sequence[Candidate],
+    absolute: Sequence[str],
     tree: LoadedTree,
     config: Config,
     before: dict[str, tuple[int, int, int, int]],
@@ -131,8 +143,7 @@ def _remember_rejected(
     kept |= {error.path for error in tree.errors}
     now = time.time()
     remembered = dict(before)
-    for c in candidates:
-        path = os.path.abspath(c.path)
+    for c, path in zip(candidates, absolute, strict=True):
         if c.display not in kept and stamps.settled_one(c, now):
             remembered[path] = c.stamp
         else:

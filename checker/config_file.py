@@ -134,8 +134,6 @@ def load_config_file(path: str) -> FileSettings:
 
 
 def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSettings:
-    from idxcheck.catalog import known_codes
-
     unknown = [key for key in section if key not in KEYS]
     if unknown:
         key = unknown[0]
@@ -144,7 +142,11 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
         close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(KEYS)}")
-    codes = known_codes()
+    codes: frozenset[str] = frozenset()
+    if any(key in section for key in ("select", "ignore", "per-file-ignores")):
+        from idxcheck.catalog import known_codes  # loads the rules: only when codes are named
+
+        codes = known_codes()
 
     def strings(key: str) -> tuple[str, ...] | None:
         if key not in section:

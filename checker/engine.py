@@ -171,10 +171,16 @@ class Prefilter:
         self.regex = _prefilter_regex(profile)
         # Substring tests beat one regex alternation of the same words by 40% on a real tree
         # (CPython's `in` is a fast search; `re` tries each alternative at each position).
-        self.raw = tuple(word.encode() for word in profile.prefilter)
+        self.words = tuple(profile.prefilter)
+        self.raw = tuple(word.encode() for word in self.words)
 
     def matches(self, data: bytes) -> bool:
         return any(word in data for word in self.raw)
+
+    def matches_text(self, text: str) -> bool:
+        """The same test on the decoded text (the bytes of a file in another encoding than
+        UTF-8 can differ); what `regex` finds a first match for."""
+        return any(word in text for word in self.words)
 
 
 # `in` on lowered bytes: a case-insensitive regex search of the same bytes costs ten times more.
@@ -209,7 +215,7 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
             tree.errors.append(FileError(item.display, str(exc)))
         else:
             # The hit lines themselves are found when the file's classes are analysed.
-            if facts_only or prefilter.regex.search(text_file.text):
+            if facts_only or prefilter.matches_text(text_file.text):
                 tree.files.append(text_file)
                 tree.hits.add(text_file.path, text_file.text, prefilter.regex)
                 return
@@ -269,7 +275,7 @@ class DataclassIndex:
 
     @staticmethod
     def is_dataclass_header(source: SourceFile, block: Block) -> bool:
-        header = "".join(source.lines[block.start_line - 1 : block.header_line])
+        header = source.header_text(block)
         return "dataclass" in header and "dataclass" in strip_comments(header)
 
     def names(self) -> set[str]:
@@ -1034,7 +1040,7 @@ def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> fro
     for source in tree.files:
         for block in source.blocks:
             if block.kind == "class":
-                header = "".join(source.lines[block.start_line - 1 : block.header_line])
+                header = source.header_text(block)
                 base_list = header.split("(", 1)[1] if "(" in header else ""
                 headers.append((source.path, block.name, set(re.findall(r"\w+", base_list))))
     grew = True
@@ -1172,6 +1178,20 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
     return digest(*parts)
 
 
+_QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+def _quotes_any(text: str, names: set[str]) -> bool:
+    """Whether `"name"` occurs in `text` for one of `names`: one search for a pattern that
+    starts with the quote (found at memchr speed) instead of one search per name."""
+    key = frozenset(names)
+    pattern = _QUOTED_NAMES.get(key)
+    if pattern is None:
+        alternatives = "|".join(re.escape(n) for n in sorted(key, key=len, reverse=True))
+        pattern = _QUOTED_NAMES[key] = re.compile(f'"(?:{alternatives})"')
+    return bool(key) and pattern.search(text) is not None
+
+
 def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[str]) -> bool:
     """Whether the tree facts may read this file beyond its dataclasses: a text test that
     holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
@@ -1184,16 +1204,17 @@ def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[s
         or (
             "raise" in text
             and "speculative" in text
-            and (
-                constraints_forced(text) is not None
-                or any(f'"{n}"' in text for n in registry_names)
-            )
+            and (constraints_forced(text) is not None or _quotes_any(text, registry_names))
         )
         or any(f"def {name}" in text for name in profile.tree_width_functions)
-        or any(
-            is_runner(source, block, profile.runner_width_attrs)
-            for block in source.blocks
-            if block.kind == "class"
+        or (
+            # The runner test's regexes need `self.<width attribute>` in the text.
+            any(f"self.{attr}" in text for attr in profile.runner_width_attrs)
+            and any(
+                is_runner(source, block, profile.runner_width_attrs)
+                for block in source.blocks
+                if block.kind == "class"
+            )
         )
     )
 

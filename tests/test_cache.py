@@ -159,6 +159,10 @@ def test_changed_expression_misses_only_verdicts_that_use_it(
     )
     assert edited != target.read_text(), "the fixture's grid moved: update this test"
     target.write_text(edited)
+    # The verdicts themselves: without the stored analyses of single files
+    # (`tests/test_parts.py`), every file's obligations are looked up again.
+    with sqlite3.connect(cache_dir / "cache.sqlite3") as conn:
+        conn.execute("DELETE FROM parts")
     _json([str(tree)], cache_dir)
     misses = {(name, key) for name, key, hit in seen if not hit}
     hits_elsewhere = {name for name, _, hit in seen if hit and name != target.name}

@@ -64,15 +64,62 @@ def substitute_flags(formula: Formula, values: dict[str, Formula]) -> Formula:
     return Rewriter(formula_leaf=flag).formula(formula)
 
 
+def top_level_alternatives(pattern: str) -> list[str]:
+    """`a|b(c|d)` -> [`a`, `b(c|d)`]: the branches of a regular expression's outermost
+    alternation (a text matches the pattern where it matches one of them). A pattern with
+    global inline flags (`(?i)...`) stays whole."""
+    if re.match(r"\(\?[aiLmsux]+\)", pattern):
+        return [pattern]
+    branches: list[str] = []
+    depth, start, index, in_class = 0, 0, 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # A `]` right after `[` or `[^` is a member of the class, not its end.
+            if pattern.startswith("^", index + 1):
+                index += 1
+            if pattern.startswith("]", index + 1):
+                index += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            branches.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    branches.append(pattern[start:])
+    return branches
+
+
 def mode_model_from_profile(profile: Profile, texts: list[str] | None = None) -> ModeModel:
     """The profile's default model; members of one generation only are kept when one of
-    `texts` (the scanned files) mentions them."""
+    `texts` (the scanned files) mentions them. A mention holds the member's name in upper or
+    lower case (`ForwardMode.DRAFT_EXTEND`, `.is_draft_extend(`): a substring test picks the
+    texts the profile's pattern is tried on."""
+
+    def mentioned(member: str, pattern: str) -> bool:
+        lower = member.lower()
+        # Each alternative on its own: one that starts with a literal is searched for at
+        # memchr speed, where an alternation is tried at every position.
+        alternatives = [re.compile(p) for p in top_level_alternatives(pattern)]
+        return any(
+            (member in t or lower in t) and any(a.search(t) for a in alternatives)
+            for t in texts or ()
+        )
+
     members = tuple(
         m
         for m in profile.mode_members
         if m not in profile.mode_members_if_mentioned
         or texts is None
-        or any(re.search(profile.mode_members_if_mentioned[m], t) for t in texts)
+        or mentioned(m, profile.mode_members_if_mentioned[m])
     )
     predicates: dict[str, Predicate] = {}
     for name, (always, flagged) in profile.mode_predicates.items():

@@ -282,7 +282,8 @@ MODE_MEMBERS: tuple[str, ...] = (
 )
 # Members of one SGLang generation only: when the default model is used (the scanned files hold
 # no ForwardMode), such a member is part of it only if the scanned files mention it, so that a
-# 0.5.23 backend is not checked in a mode its release does not have.
+# 0.5.23 backend is not checked in a mode its release does not have. Every text the pattern
+# matches holds the member's name in upper or lower case (files without it are not searched).
 MODE_MEMBERS_IF_MENTIONED: dict[str, str] = {
     "DRAFT_EXTEND": r"ForwardMode\.DRAFT_EXTEND\b(?!_)|\.is_draft_extend\(",
 }

@@ -1,0 +1,174 @@
+"""Each file's cached analysis (`idxcheck.parts`): a comment edit is answered from the cache, a
+code edit analyses that file again and no other, and a file whose class inherits from an
+edited file's class is analysed again too. Every scan gives what an uncached scan gives."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from idxcheck import parts
+from idxcheck.config import Config
+from idxcheck.engine import scan
+from idxcheck.extract.source import strip_comments
+from idxcheck.report.json_format import to_dict
+
+FIXTURES = Path("fixtures")
+BACKEND = FIXTURES / "bugs" / "eagle_draft_extend_v2.py"
+STRIDE = "per_req = self.speculative_num_steps + 1"
+FIXED = "per_req = self.num_draft_tokens"
+
+
+def _json(paths: list[Path], cache_dir: Path | None) -> dict[str, object]:
+    config = Config(cache_dir=str(cache_dir) if cache_dir else None, jobs=1)
+    doc = to_dict(scan([str(p) for p in paths], config))
+    doc.pop("stats", None)  # seconds differ run to run
+    return doc
+
+
+@pytest.fixture
+def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the files analysed (not answered from the cache), in order."""
+    seen: list[str] = []
+    original = parts.analyse_file
+
+    def counting(source, facts, checker):  # type: ignore[no-untyped-def]
+        seen.append(Path(source.path).name)
+        return original(source, facts, checker)
+
+    monkeypatch.setattr(parts, "analyse_file", counting)
+    return seen
+
+
+def _tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "bugs", tree)
+    return tree
+
+
+def test_comment_edits_are_answered_from_the_cache(tmp_path: Path, analysed: list[str]) -> None:
+    tree = _tree(tmp_path)
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    assert "eagle_draft_extend_v2.py" in analysed
+    analysed.clear()
+    target = tree / BACKEND.name
+    text = target.read_text()
+    assert STRIDE in text, "the fixture's stride moved: update this test"
+    # Comments at the ends of lines inside methods (with a call, an item write and an attribute
+    # write in them, which the method-body searches would otherwise see), and a comment line
+    # appended at the end of the file. (A comment line inserted above code moves that code:
+    # a new analysis, with the new line numbers.)
+    edited = text.replace(STRIDE, STRIDE + "  # see self.helper(x) and a[0] = 1", 1)
+    edited = edited.replace(
+        "return qo_indptr, kv_indptr\n", "return qo_indptr, kv_indptr  # self.x = 2\n", 1
+    )
+    assert edited.count("#") == text.count("#") + 2
+    target.write_text(edited + "# a last comment\n")
+    warm = _json([tree], cache_dir)
+    assert analysed == []
+    assert warm == _json([tree], None)
+    assert warm["findings"]
+
+
+def test_code_edit_analyses_that_file_only(tmp_path: Path, analysed: list[str]) -> None:
+    tree = _tree(tmp_path)
+    cache_dir = tmp_path / "cache"
+    before = _json([tree], cache_dir)
+    analysed.clear()
+    target = tree / BACKEND.name
+    target.write_text(target.read_text().replace(STRIDE, FIXED, 1))
+    after = _json([tree], cache_dir)
+    assert analysed == [BACKEND.name]
+    assert after == _json([tree], None)
+    assert after != before
+
+
+def test_edited_base_class_reanalyses_its_subclass(tmp_path: Path, analysed: list[str]) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "base.py").write_text(BACKEND.read_text())
+    (tree / "sub.py").write_text(
+        "from base import DraftExtendBackend\n\n\n"
+        "class SubBackend(DraftExtendBackend):\n"
+        "    def forward_extend(self, q, k, v, layer, forward_batch):\n"
+        "        return self.forward_metadata.qo_indptr\n"
+    )
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    assert sorted(analysed) == ["base.py", "sub.py"]
+    analysed.clear()
+    base = tree / "base.py"
+    base.write_text(base.read_text().replace(STRIDE, FIXED, 1))
+    after = _json([tree], cache_dir)
+    assert sorted(analysed) == ["base.py", "sub.py"]
+    assert after == _json([tree], None)
+    analysed.clear()
+    # A comment in the base keeps both parts.
+    base.write_text(base.read_text() + "# noted\n")
+    assert _json([tree], cache_dir) == after
+    assert analysed == []
+
+
+def test_new_class_of_a_looked_up_name_reanalyses(tmp_path: Path, analysed: list[str]) -> None:
+    """A second class of the base's name makes the lookup ambiguous: the part that looked it
+    up is analysed again, not served."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "base.py").write_text(BACKEND.read_text())
+    (tree / "sub.py").write_text(
+        "class SubBackend(DraftExtendBackend):\n"
+        "    def forward_extend(self, q, k, v, layer, forward_batch):\n"
+        "        return self.forward_metadata.qo_indptr\n"
+    )
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    analysed.clear()
+    (tree / "other.py").write_text(
+        "class DraftExtendBackend:\n    def indptr(self):\n        return self.qo_indptr\n"
+    )
+    after = _json([tree], cache_dir)
+    assert "sub.py" in analysed
+    assert after == _json([tree], None)
+
+
+def _tokens(text: str) -> list[tuple[int, str, tuple[int, int]]]:
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
+    return [
+        (t.type, t.string, t.start)
+        for t in tokenize.generate_tokens(io.StringIO(text).readline)
+        if t.type not in skip
+    ]
+
+
+TRICKY = '''a = "#not"  # comment
+b = 'it\\'s # no'  # yes
+c = """
+# inside a string
+"""  # after
+d = f"{x:#x}"  # format spec
+e = r"\\\\"  # raw
+'''
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in FIXTURES.rglob("*.py") if "bad" not in p.parts), ids=str
+)
+def test_strip_comments_keeps_every_token_in_place(path: Path) -> None:
+    text = path.read_text()
+    stripped = strip_comments(text)
+    assert _tokens(stripped) == _tokens(text)
+    assert not any(
+        t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(stripped).readline)
+    )
+
+
+def test_strip_comments_on_strings_that_hold_hashes() -> None:
+    stripped = strip_comments(TRICKY)
+    assert _tokens(stripped) == _tokens(TRICKY)
+    assert "# comment" not in stripped and "#not" in stripped and "# inside a string" in stripped
+    assert stripped.count("\n") == TRICKY.count("\n")
