@@ -214,8 +214,13 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
         except SourceError as exc:
             tree.errors.append(FileError(item.display, str(exc)))
         else:
-            # The hit lines themselves are found when the file's classes are analysed.
-            if facts_only or prefilter.matches_text(text_file.text):
+            # The hit lines themselves are found when the file's classes are analysed. The
+            # words are ASCII: in UTF-8 they occur in the text where they occur in the bytes.
+            if (
+                facts_only
+                or text_file.encoding in ("utf-8", "utf-8-sig")
+                or prefilter.matches_text(text_file.text)
+            ):
                 tree.files.append(text_file)
                 tree.hits.add(text_file.path, text_file.text, prefilter.regex)
                 return
@@ -1169,7 +1174,7 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
             parts.append(f"{source.path}\0{digest(source.text)}")
             continue
         blocks = [
-            "".join(source.lines[b.start_line - 1 : b.end_line])
+            source.block_text(b)
             for b in source.blocks
             if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
         ]

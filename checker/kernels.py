@@ -53,7 +53,7 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
             if kernel in found or f"def {kernel}" not in source.text:
                 continue
             for block in source.blocks_named(kernel):
-                body = "".join(source.lines[block.header_line - 1 : block.end_line])
+                body = source.block_text(block, decorators=False)
                 grid = re.search(
                     rf"grid\s*=\s*\([^)]*cdiv\(\s*{re.escape(param)}\s*,\s*BLOCK_M\s*\)", body
                 )
@@ -61,16 +61,33 @@ def find_launchers(files: Iterable[SourceFile], profile: Profile) -> dict[str, L
                     line = block.header_line + body.count("\n", 0, grid.start())
                     found[kernel] = Launcher(kernel, param, Span(source.path, line, 0, line, 0))
     callers: dict[str, set[str]] = {kernel: set() for kernel in found}
-    for source in files:
-        for kernel in found:
-            if kernel in source.text and re.search(
-                rf"(?<!def )\b{re.escape(kernel)}\s*\(", source.text
-            ):
+    for kernel in found:
+        # The call as a pattern that starts with the name (searched for at memchr speed); what
+        # precedes it (a word boundary, no `def `) is checked per match.
+        call = re.compile(rf"{re.escape(kernel)}\s*\(")
+        for source in files:
+            if kernel in source.text and _calls(call, source.text):
                 callers[kernel].add(source.path)
     return {
         kernel: Launcher(launcher.name, launcher.param, launcher.span, frozenset(callers[kernel]))
         for kernel, launcher in found.items()
     }
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _calls(call: re.Pattern[str], text: str) -> bool:
+    r"""Whether `call` (a name and its opening bracket) occurs after a word boundary and not
+    after `def `: what `(?<!def )\bNAME\s*\(` finds."""
+    for match in call.finditer(text):
+        start = match.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            continue
+        if text.endswith("def ", 0, start):
+            continue
+        return True
+    return False
 
 
 def launchers_signature(launchers: dict[str, Launcher]) -> str:

@@ -73,11 +73,11 @@ def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
         for block in source.blocks:
             if block.kind != "def":
                 continue
-            header = "".join(source.lines[block.start_line - 1 : block.header_line])
+            header = source.header_text(block)
             match = _REGISTER.search(header)
             if not match:
                 continue
-            body = "".join(source.lines[block.header_line - 1 : block.end_line])
+            body = source.block_text(block, decorators=False)
             registry.setdefault(match.group(1), set()).update(_RETURN_CLASS.findall(body))
     return registry
 
@@ -109,7 +109,7 @@ def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConst
         for block in source.blocks:
             if block.kind != "def":
                 continue
-            text = "".join(source.lines[block.start_line - 1 : block.end_line])
+            text = source.block_text(block)
             if "raise" not in text or not any(f'"{name}"' in text for name in names):
                 continue
             try:

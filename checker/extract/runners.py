@@ -94,8 +94,7 @@ class WidthDefinitions(Mapping[str, FunctionSource]):
 
 
 def _block_text(source: SourceFile, block: object) -> str:
-    start, end = block.start_line, block.end_line  # type: ignore[attr-defined]
-    return "".join(source.lines[start - 1 : end])
+    return source.block_text(block)  # type: ignore[arg-type]
 
 
 def is_runner(source: SourceFile, block: object, width_attrs: Iterable[str]) -> bool:
