@@ -11,6 +11,7 @@ tools run by run so that both see the same machine state:
   `[tool.idxcheck]` table), with the cache of the previous runs present (what the hook sees on
   a second commit), once after appending a comment to one backend file and once after an edit
   of one of its methods (a method renamed, to a new name each run);
+- rescan: `idxcheck scan` of the whole copy after the same kind of method edit (no target);
 - memory: peak of the summed proportional set sizes of the run's processes (the scan and the
   workers it forks, so that pages they share count once), sampled every 50 ms from /proc, or
   the kernel's peak of the largest single process where that is higher;
@@ -206,6 +207,15 @@ def main() -> None:
             changed.write_text(original.replace(RENAMED, f"def forward_decode_{run}(", 1))
             edited.append(measure(hook, cwd=project, env=env))
         print(f"hook   idxcheck {summary(edited)}  (one backend changed: a method renamed)")
+        # The same edit, then a scan of the whole tree (a CI job or `idxcheck scan sglang`
+        # after an edit): no target, but it shows what the cache of each file's analysis saves.
+        whole = idxcheck("scan", "sglang")
+        rescans: list[Run] = []
+        for run in range(runs):
+            changed.write_text(original.replace(RENAMED, f"def forward_decode_w{run}(", 1))
+            rescans.append(measure(whole, cwd=project, env=env))
+        changed.write_text(original)
+        print(f"rescan idxcheck {summary(rescans)}  (whole tree, one backend's method renamed)")
 
         print()
         ratio_cold = median(cold_i) / median(cold_r)

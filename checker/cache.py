@@ -27,7 +27,9 @@ from idxcheck import __version__
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
 MAX_BLOBS = 16
-MAX_PARTS = 20_000
+# A file's analysis is a few to tens of kilobytes (18 KB for the largest backend of SGLang
+# 0.5.23): 5,000 of them, about 30 whole-tree scans' worth, stay within about 50 MB.
+MAX_PARTS = 5_000
 USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
 SCHEMA = 1
 
