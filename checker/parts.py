@@ -33,23 +33,34 @@ def part_key(source: SourceFile, facts: TreeFacts) -> str | None:
     return digest("part", facts.context_key, source.path, source.code_digest(), hits)
 
 
+def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> FilePart | None:
+    """The file's part from the cache when it and everything it read are unchanged."""
+    key = part_key(source, facts) if cache is not None else None
+    if cache is None or key is None:
+        return None
+    stored = cache.get_part(key)
+    if stored is None:
+        return None
+    try:
+        lookups, part = pickle.loads(stored)
+    except Exception:
+        return None  # written by another layout of these classes: analyse again
+    if not all(facts.classes.signature(name) == found for name, found in lookups):
+        return None
+    assert isinstance(part, FilePart)
+    return part
+
+
 def cached_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
-    """The file's part from the checker's disk cache when it and everything it read are
-    unchanged, else analysed (and stored)."""
+    """The file's part from the checker's disk cache (`stored_part`), else analysed and
+    stored."""
     cache: Cache | None = checker.disk
+    found = stored_part(source, facts, cache)
+    if found is not None:
+        return found
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker)
-    stored = cache.get_part(key)
-    if stored is not None:
-        try:
-            lookups, part = pickle.loads(stored)
-        except Exception:
-            pass  # written by another layout of these classes: analyse again
-        else:
-            if all(facts.classes.signature(name) == found for name, found in lookups):
-                assert isinstance(part, FilePart)
-                return part
     facts.classes.asked = set()
     try:
         part = analyse_file(source, facts, checker)

@@ -7,8 +7,9 @@ parent merges the parts in file order, so the result is the same with one worker
 whatever order the workers finish. Each worker has its own solver and its own connection to
 the verdict cache (SQLite in WAL mode takes concurrent writers).
 
-Where `fork` is not available, or there is too little to analyse for a worker to pay off, the
-parts are computed in this process."""
+The parts that the cache holds (`idxcheck.parts`) are read in the parent first; only the
+files to analyse go to workers. Where `fork` is not available, or there is too little to
+analyse for a worker to pay off, the parts are computed in this process."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, FilePart, TreeFacts
 from idxcheck.extract.source import SourceFile
 from idxcheck.lazy_import import lazy_module, load_now
-from idxcheck.parts import cached_part
+from idxcheck.parts import cached_part, stored_part
 
 # A worker costs a fork and the pickling of its parts: worth it past this many bytes of
 # candidate source (a handful of backend files).
@@ -58,15 +59,27 @@ def jobs_for(requested: int, sources: Sequence[SourceFile]) -> int:
 def analyse_parts(
     sources: Sequence[SourceFile], facts: TreeFacts, cache: Cache | None
 ) -> list[FilePart]:
-    jobs = jobs_for(facts.config.jobs, sources)
+    # The parts the cache holds are read here: workers are for the files to analyse (after
+    # an edit, a whole-tree scan would otherwise fork a worker per file to read its part).
+    parts: dict[int, FilePart] = {}
+    for index, source in enumerate(sources):
+        found = stored_part(source, facts, cache)
+        if found is not None:
+            parts[index] = found
+    todo = [i for i in range(len(sources)) if i not in parts]
+    jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo])
     if jobs <= 1:
         checker = facts.checker(cache)
-        return [cached_part(source, facts, checker) for source in sources]
+        for index in todo:
+            parts[index] = cached_part(sources[index], facts, checker)
+        return [parts[i] for i in range(len(sources))]
+    if cache is not None:
+        cache.close()  # a connection must not cross a fork; it reopens on next use
     global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
     _SOURCES, _FACTS, _CHECKER = sources, facts, None
     _CACHE_DIR = str(cache.directory) if cache is not None else None
     # Largest first, so that the longest file does not start last.
-    order = sorted(range(len(sources)), key=lambda i: -len(sources[i].text))
+    order = sorted(todo, key=lambda i: -len(sources[i].text))
     try:
         import idxcheck.solve.solver  # noqa: F401  (loaded once, before the forks)
 
@@ -75,7 +88,7 @@ def analyse_parts(
         with multiprocessing.get_context("fork").Pool(
             jobs, maxtasksperchild=TASKS_PER_WORKER
         ) as pool:
-            parts = dict(pool.imap_unordered(_work, order, chunksize=1))
+            parts.update(pool.imap_unordered(_work, order, chunksize=1))
             pool.close()
             pool.join()
     finally:

@@ -17,14 +17,16 @@ from idxcheck.engine import scan
 from idxcheck.extract.source import strip_comments
 from idxcheck.report.json_format import to_dict
 
+from .realtree import sglang_tree
+
 FIXTURES = Path("fixtures")
 BACKEND = FIXTURES / "bugs" / "eagle_draft_extend_v2.py"
 STRIDE = "per_req = self.speculative_num_steps + 1"
 FIXED = "per_req = self.num_draft_tokens"
 
 
-def _json(paths: list[Path], cache_dir: Path | None) -> dict[str, object]:
-    config = Config(cache_dir=str(cache_dir) if cache_dir else None, jobs=1)
+def _json(paths: list[Path], cache_dir: Path | None, jobs: int = 1) -> dict[str, object]:
+    config = Config(cache_dir=str(cache_dir) if cache_dir else None, jobs=jobs)
     doc = to_dict(scan([str(p) for p in paths], config))
     doc.pop("stats", None)  # seconds differ run to run
     return doc
@@ -172,3 +174,24 @@ def test_strip_comments_on_strings_that_hold_hashes() -> None:
     assert _tokens(stripped) == _tokens(TRICKY)
     assert "# comment" not in stripped and "#not" in stripped and "# inside a string" in stripped
     assert stripped.count("\n") == TRICKY.count("\n")
+
+
+@pytest.mark.network
+def test_release_rescan_after_a_method_edit(tmp_path: Path, analysed: list[str]) -> None:
+    """On a whole release: after one backend's method is renamed, a cached scan analyses that
+    file and the file whose class inherits from it, and reports what an uncached scan does."""
+    tree = tmp_path / "sglang"
+    shutil.copytree(sglang_tree("0.5.23"), tree)
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir, jobs=0)  # the last whole scan, in worker processes
+    backend = tree / "srt" / "layers" / "attention" / "trtllm_mla_backend.py"
+    text = backend.read_text()
+    assert "def forward_decode(" in text, "the release moved: update this test"
+    backend.write_text(text.replace("def forward_decode(", "def forward_decode_renamed(", 1))
+    analysed.clear()
+    cached = _json([tree], cache_dir)
+    assert "trtllm_mla_backend.py" in analysed
+    assert "cutedsl_mla_backend.py" in analysed  # its backend inherits from the edited one
+    assert len(analysed) <= 3, analysed
+    assert cached == _json([tree], None, jobs=0)
+    assert cached["findings"]
