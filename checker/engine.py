@@ -82,6 +82,7 @@ from idxcheck.sym.terms import (
     conjuncts,
     const_value,
     disj,
+    forget_specialisations,
     formula_atoms,
     formula_mentions_mode,
     formula_symbols,
@@ -1254,6 +1255,7 @@ def _scan_tree(
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]
+    forget_specialisations()
     for source in tree.files:
         source.forget_parses()  # the facts are read: workers start lean and parse what they use
     if cache is not None:
@@ -1315,6 +1317,7 @@ class FilePart:
 
 
 def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    forget_specialisations()  # what a file's analysis specialises is shared within the file
     part = FilePart()
     ctx = ScanContext(
         facts.profile,
@@ -1348,6 +1351,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
     check_facts(analysed, checker, facts.constraints, part)
     source.forget_parses()
+    forget_specialisations()
     return part
 
 

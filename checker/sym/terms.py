@@ -345,12 +345,14 @@ class Rewriter:
     ) -> None:
         self.term_leaf = term_leaf
         self.formula_leaf = formula_leaf
-        self.memo: dict[int, Any] = {}
+        # id -> (node, result): the node is kept, so that its id is not reused by another
+        # node while the rewriter lives (a rewriter may outlive one formula: `specialise_*`).
+        self.memo: dict[int, tuple[object, Any]] = {}
 
     def term(self, term: Term) -> Term:
-        found: Term | None = self.memo.get(id(term))
-        if found is not None:
-            return found
+        found = self.memo.get(id(term))
+        if found is not None and found[0] is term:
+            return found[1]  # type: ignore[no-any-return]
         result = self.term_leaf(term)
         if result is not None:
             pass
@@ -369,13 +371,13 @@ class Rewriter:
                 result = Ite(cond, self.term(term.then), self.term(term.other))
         else:
             result = term
-        self.memo[id(term)] = result
+        self.memo[id(term)] = (term, result)
         return result
 
     def formula(self, formula: Formula) -> Formula:
-        found: Formula | None = self.memo.get(id(formula))
-        if found is not None:
-            return found
+        found = self.memo.get(id(formula))
+        if found is not None and found[0] is formula:
+            return found[1]  # type: ignore[no-any-return]
         result = self.formula_leaf(formula)
         if result is not None:
             pass
@@ -389,7 +391,7 @@ class Rewriter:
             result = cmp(formula.op, self.term(formula.left), self.term(formula.right))
         else:
             result = formula
-        self.memo[id(formula)] = result
+        self.memo[id(formula)] = (formula, result)
         return result
 
 
@@ -400,12 +402,30 @@ def mode_rewriter(mode: str) -> Rewriter:
     )
 
 
+# One rewriter per mode, shared by every specialisation until `forget_specialisations`: the
+# path conditions of a file share their prefixes, and a rewriter per call rebuilt them for each
+# (a sixth of the profile of the largest backend's analysis; sharing saves 4 % of its time).
+_MODE_REWRITERS: dict[str, Rewriter] = {}
+
+
+def _mode_rewriter(mode: str) -> Rewriter:
+    found = _MODE_REWRITERS.get(mode)
+    if found is None:
+        found = _MODE_REWRITERS[mode] = mode_rewriter(mode)
+    return found
+
+
 def specialise_formula(formula: Formula, mode: str) -> Formula:
-    return mode_rewriter(mode).formula(formula)
+    return _mode_rewriter(mode).formula(formula)
 
 
 def specialise_term(term: Term, mode: str) -> Term:
-    return mode_rewriter(mode).term(term)
+    return _mode_rewriter(mode).term(term)
+
+
+def forget_specialisations() -> None:
+    """Drop the shared rewriters and what they hold (after each file's analysis)."""
+    _MODE_REWRITERS.clear()
 
 
 def width_rewriter(width: Term) -> Rewriter:
