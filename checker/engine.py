@@ -10,7 +10,8 @@ import os
 import pickle
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -242,9 +243,7 @@ class ClassIndex:
             for block in source.blocks:
                 if block.kind == "class":
                     self._blocks.setdefault(block.name, []).append((source, block))
-        # The names looked up while this is a set: what a file's analysis read of other files
-        # (`idxcheck.parts`).
-        self.asked: set[str] | None = None
+        self._asked: set[str] | None = None  # see `recording`
 
     def signature(self, name: str) -> tuple[tuple[str, str], ...]:
         """What a lookup of `name` depends on: the files that define a class of that name, by
@@ -253,9 +252,20 @@ class ClassIndex:
             (source.path, source.code_digest()) for source, _ in self._blocks.get(name, [])
         )
 
+    @contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """The names looked up inside the `with`: what a file's analysis read of other files
+        (`idxcheck.parts`)."""
+        asked: set[str] = set()
+        self._asked = asked
+        try:
+            yield asked
+        finally:
+            self._asked = None
+
     def lookup(self, name: str, near: object) -> object:
-        if self.asked is not None:
-            self.asked.add(name)
+        if self._asked is not None:
+            self._asked.add(name)
         candidates = self._blocks.get(name, [])
         local = [c for c in candidates if c[0] is near]
         chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)

@@ -29,6 +29,5 @@ def lazy_module(name: str) -> ModuleType:
 
 
 def load_now(module: ModuleType) -> None:
-    """Execute a lazily bound module now."""
+    """Execute a lazily bound module now: any attribute access does."""
     getattr(module, "__name__", None)
-    getattr(module, "__all__", None)

@@ -51,22 +51,15 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
     return part
 
 
-def cached_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
-    """The file's part from the checker's disk cache (`stored_part`), else analysed and
-    stored."""
+def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    """The file analysed, and stored in the checker's disk cache with the classes it looked
+    up (for a file `stored_part` did not answer)."""
     cache: Cache | None = checker.disk
-    found = stored_part(source, facts, cache)
-    if found is not None:
-        return found
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker)
-    facts.classes.asked = set()
-    try:
+    with facts.classes.recording() as asked:
         part = analyse_file(source, facts, checker)
-        asked = sorted(facts.classes.asked)
-    finally:
-        facts.classes.asked = None
-    recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in asked)
+    recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in sorted(asked))
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
     return part

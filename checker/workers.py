@@ -22,7 +22,7 @@ from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, FilePart, TreeFacts
 from idxcheck.extract.source import SourceFile
 from idxcheck.lazy_import import lazy_module, load_now
-from idxcheck.parts import cached_part, stored_part
+from idxcheck.parts import analysed_part, stored_part
 
 # A worker costs a fork and the pickling of its parts: worth it past this many bytes of
 # candidate source (a handful of backend files).
@@ -71,7 +71,7 @@ def analyse_parts(
     if jobs <= 1:
         checker = facts.checker(cache)
         for index in todo:
-            parts[index] = cached_part(sources[index], facts, checker)
+            parts[index] = analysed_part(sources[index], facts, checker)
         return [parts[i] for i in range(len(sources))]
     if cache is not None:
         cache.close()  # a connection must not cross a fork; it reopens on next use
@@ -102,4 +102,4 @@ def _work(index: int) -> tuple[int, FilePart]:
     if _CHECKER is None:
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
-    return index, cached_part(_SOURCES[index], _FACTS, _CHECKER)
+    return index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)

@@ -90,7 +90,8 @@ def test_code_edit_analyses_that_file_only(tmp_path: Path, analysed: list[str]) 
     assert after != before
 
 
-def test_edited_base_class_reanalyses_its_subclass(tmp_path: Path, analysed: list[str]) -> None:
+def _base_and_subclass(tmp_path: Path) -> Path:
+    """A backend in `base.py` and a class in `sub.py` that inherits its methods."""
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "base.py").write_text(BACKEND.read_text())
@@ -100,6 +101,11 @@ def test_edited_base_class_reanalyses_its_subclass(tmp_path: Path, analysed: lis
         "    def forward_extend(self, q, k, v, layer, forward_batch):\n"
         "        return self.forward_metadata.qo_indptr\n"
     )
+    return tree
+
+
+def test_edited_base_class_reanalyses_its_subclass(tmp_path: Path, analysed: list[str]) -> None:
+    tree = _base_and_subclass(tmp_path)
     cache_dir = tmp_path / "cache"
     _json([tree], cache_dir)
     assert sorted(analysed) == ["base.py", "sub.py"]
@@ -119,14 +125,7 @@ def test_edited_base_class_reanalyses_its_subclass(tmp_path: Path, analysed: lis
 def test_new_class_of_a_looked_up_name_reanalyses(tmp_path: Path, analysed: list[str]) -> None:
     """A second class of the base's name makes the lookup ambiguous: the part that looked it
     up is analysed again, not served."""
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    (tree / "base.py").write_text(BACKEND.read_text())
-    (tree / "sub.py").write_text(
-        "class SubBackend(DraftExtendBackend):\n"
-        "    def forward_extend(self, q, k, v, layer, forward_batch):\n"
-        "        return self.forward_metadata.qo_indptr\n"
-    )
+    tree = _base_and_subclass(tmp_path)
     cache_dir = tmp_path / "cache"
     _json([tree], cache_dir)
     analysed.clear()

@@ -123,11 +123,7 @@ class Block:
     end_line: int  # last line (inclusive)
 
 
-def decode_source(data: bytes) -> str:
-    return decode_source_as(data)[0]
-
-
-def decode_source_as(data: bytes) -> tuple[str, str]:
+def decode_source(data: bytes) -> tuple[str, str]:
     """The text of a source file and the encoding it was decoded from."""
     if b"\x00" in data:
         raise SourceError("binary file (contains a NUL byte)")
@@ -360,11 +356,11 @@ class ClassSource:
 
 
 class SourceFile:
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, encoding: str = "utf-8") -> None:
         self.path = path
         self.text = text
+        self.encoding = encoding  # what the bytes were decoded from
         self._lines: list[str] | None = None
-        self.encoding = "utf-8"  # what the bytes were decoded from (`from_bytes`)
         located = locate_blocks_in_text(text)
         if located is None:
             self.blocks = locate_blocks(self.lines)
@@ -406,10 +402,7 @@ class SourceFile:
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> SourceFile:
-        text, encoding = decode_source_as(data)
-        source = cls(path, text)
-        source.encoding = encoding
-        return source
+        return cls(path, *decode_source(data))
 
     def keep_parse(self, block: Block) -> None:
         """Keep this block's tree through `forget_parses`: a class that other files' classes
