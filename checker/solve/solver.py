@@ -33,6 +33,7 @@ from idxcheck.sym.terms import (
     Term,
     Unknown,
     formula_symbols,
+    untag_formula,
 )
 from idxcheck.verdicts import Verdict
 
@@ -144,6 +145,40 @@ class _Translator:
         raise TypeError(f"not a formula: {formula!r}")
 
 
+def _linear_term(term: Term) -> bool:
+    if isinstance(term, Tagged):
+        return _linear_term(term.inner)
+    if isinstance(term, BinOp):
+        if not (_linear_term(term.left) and _linear_term(term.right)):
+            return False
+        if term.op == "*":
+            return _constant(term.left) or _constant(term.right)
+        if term.op in ("//", "%"):
+            return _constant(term.right)
+        return True
+    if isinstance(term, Ite):
+        return _linear_formula(term.cond) and _linear_term(term.then) and _linear_term(term.other)
+    return True
+
+
+def _constant(term: Term) -> bool:
+    while isinstance(term, Tagged):
+        term = term.inner
+    return isinstance(term, Const)
+
+
+def _linear_formula(formula: Formula) -> bool:
+    """Whether z3 reads `formula` in linear integer arithmetic: no product of two symbols, no
+    division or remainder by a symbol."""
+    if isinstance(formula, Cmp):
+        return _linear_term(formula.left) and _linear_term(formula.right)
+    if isinstance(formula, (And, Or)):
+        return all(_linear_formula(a) for a in formula.args)
+    if isinstance(formula, Not):
+        return _linear_formula(formula.arg)
+    return True
+
+
 def formula_symbol_names(formula: Formula) -> set[str]:
     return formula_symbols(formula)
 
@@ -180,6 +215,16 @@ class Solver:
         self.domain = list(domain)
         self.order = list(order)
         self.rlimit = rlimit
+        # Whether the domain constraints (by identity: they live as long as this solver) and
+        # an obligation's assumptions have a model. The obligations of one site share their
+        # assumptions, and finding a model of a long path condition is the dearest query of a
+        # proof: each is asked of z3 once.
+        self._reachable: dict[tuple[object, ...], z3.CheckSatResult] = {}
+        # Domain constraints that multiply or divide symbols (`topk * topk`) put every query
+        # that includes them in z3's nonlinear arithmetic, where finding a model takes a
+        # hundred times longer than in linear arithmetic. Each query is asked first without
+        # them: `_decide` says why the answer is then the same.
+        self._nonlinear = {id(c) for c in self.domain if not _linear_formula(c)}
 
     def _new(self, translator: _Translator, parts: Sequence[Formula]) -> z3.Solver:
         solver = z3.Solver()
@@ -192,12 +237,44 @@ class Solver:
             solver.add(translator.ints["@runtime_width"] >= 1)
         return solver
 
+    def _relaxed(
+        self, domain: Sequence[Formula], rest: Sequence[Formula]
+    ) -> z3.CheckSatResult | None:
+        """Whether `domain` and `rest` together have a model, asked without the nonlinear
+        domain constraints, or None when that does not tell. Without them the question is
+        weaker: no model then means none with them either, and a model that satisfies them
+        too is a model of the whole. So the answer is the one z3 gives for the whole
+        question, except where that would be `unknown`."""
+        nonlinear = [c for c in domain if id(c) in self._nonlinear]
+        if not nonlinear:
+            return None
+        translator = _Translator()
+        relaxed = self._new(
+            translator, [*(c for c in domain if id(c) not in self._nonlinear), *rest]
+        )
+        result = relaxed.check()
+        if result == z3.unsat:
+            return result
+        if result == z3.sat:
+            model = relaxed.model()
+            # Symbols that only the nonlinear constraints mention are completed (to 0) by
+            # the evaluation: the completed model is the one checked.
+            if all(
+                z3.is_true(model.eval(translator.formula(c), model_completion=True))
+                for c in nonlinear
+            ):
+                return result
+        return None
+
+    def _decide(self, domain: Sequence[Formula], rest: Sequence[Formula]) -> z3.CheckSatResult:
+        found = self._relaxed(domain, rest)
+        if found is not None:
+            return found
+        return self._new(_Translator(), [*domain, *rest]).check()
+
     def satisfiable(self, formula: Formula) -> bool | None:
         symbols = formula_symbol_names(formula)
-        parts = [*relevant_domain(self.domain, symbols), formula]
-        translator = _Translator()
-        solver = self._new(translator, parts)
-        result = solver.check()
+        result = self._decide(relevant_domain(self.domain, symbols), [formula])
         if result == z3.unknown:
             return None
         return bool(result == z3.sat)
@@ -207,18 +284,31 @@ class Solver:
         assumptions themselves are, REFUTED (with a minimal model) otherwise."""
         symbols = formula_symbol_names(assumptions) | formula_symbol_names(violation)
         domain = relevant_domain(self.domain, symbols)
+        key = (*map(id, domain), untag_formula(assumptions))
         translator = _Translator()
-        solver = self._new(translator, [*domain, assumptions, violation])
-        result = solver.check()
+        solver = None
+        if self._relaxed(domain, [assumptions, violation]) == z3.unsat:
+            result = z3.unsat
+        else:
+            # The whole question, on a solver that a counterexample is read from.
+            solver = self._new(translator, [*domain, assumptions, violation])
+            result = solver.check()
         if result == z3.unknown:
+            assert solver is not None
             return SolveResult(Verdict.UNKNOWN, reason=f"z3: {solver.reason_unknown()}")
         if result == z3.unsat:
-            reach = self._new(_Translator(), [*domain, assumptions]).check()
+            reach = self._reachable.get(key)
+            if reach is None:
+                reach = self._decide(domain, [assumptions])
+                self._reachable[key] = reach
             if reach == z3.unsat:
                 return SolveResult(Verdict.UNREACHABLE)
             if reach == z3.unknown:
                 return SolveResult(Verdict.UNKNOWN, reason="z3 could not decide reachability")
             return SolveResult(Verdict.PROVED)
+        assert solver is not None
+        # A model of the assumptions with the violation is one of the assumptions alone.
+        self._reachable[key] = z3.sat
         names = self._ordered(translator.ints)
         model = self._minimise(translator, solver, names)
         atoms = self._atoms(translator, solver, model)
