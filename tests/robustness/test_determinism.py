@@ -80,7 +80,7 @@ def test_repeated_library_scans_are_equal() -> None:
     assert first == second
 
 
-@pytest.mark.parametrize("rlimit", ["1", "3000"])
+@pytest.mark.parametrize("rlimit", ["1", "300"])  # none solved; some solved
 def test_exhausted_budget_is_unknown_the_same_way_every_time(tmp_path: Path, rlimit: str) -> None:
     paths = ["fixtures/correct"]
     runs = [
