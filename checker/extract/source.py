@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from idxcheck.extract.positions import Anchors, anchored_span, statement_anchors
 from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Loc, Span
 
@@ -258,6 +259,8 @@ class FunctionSource:
         self.owner = owner  # the class name, for methods
         self.end_line = def_line  # set by the class that holds it
         self._positions: dict[cst.CSTNode, object] | None = None
+        self._anchors: Anchors | None = None
+        self._anchored = False  # whether `_anchors` was built (None: the function is placed whole)
         self._line_offset = 0
         self._locs: dict[int, Loc] = {}
         # Path-sensitive interpretation describes the same node once per path: generate its
@@ -293,6 +296,17 @@ class FunctionSource:
         return strip_comments("".join(self.file.lines[self.def_line - 1 : self.end_line]))
 
     def _span(self, node: cst.CSTNode) -> Span:
+        if not self._anchored:
+            text = "".join(self.file.lines[self.def_line - 1 : self.end_line])
+            self._anchors = statement_anchors(self.node, text, self.def_line, self.indent)
+            self._anchored = True
+        if self._anchors:
+            found = anchored_span(self._anchors, node, self.file.path, self.file.lines)
+            if found is not None:
+                return found
+        return self._whole_function_span(node)
+
+    def _whole_function_span(self, node: cst.CSTNode) -> Span:
         if self._positions is None:
             # Positions of this function alone: a module holding only it, generated with
             # position tracking, then shifted to where the function sits in the file.

@@ -1,0 +1,209 @@
+"""Nodes placed from the statement that holds them (CPython's line and column for the statement,
+libcst's generation of that statement alone) get the span the generation of their whole
+function gives: on every fixture, on statements of every kind, and on real backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from idxcheck.extract.source import FunctionSource, SourceFile, descendants
+from idxcheck.spans import Span
+
+from .realtree import sglang_tree
+
+FIXTURES = Path("fixtures")
+SOURCES = sorted(p for p in FIXTURES.rglob("*.py") if "bad" not in p.parts)
+PLACED = (
+    cst.BaseExpression,
+    cst.BaseSmallStatement,
+    cst.BaseStatement,
+    cst.Arg,
+    cst.AssignTarget,
+    cst.SubscriptElement,
+    cst.Element,
+)
+
+# One method holding a statement of each kind, laid out in each way the generation must
+# reproduce: continuation lines, strings over several lines (their lines are not indented by
+# the generation), a continuation line left of its block, `elif` (generated alone as `if`),
+# bodies on the header's line, several statements on one line, tabs, comments between lines.
+EDGES = '''
+class Edges(Base):
+    @decorated
+    def method(self, a, b=(1,
+                           2)):
+        """Doc
+        string."""
+        x = foo(
+            a,
+            b=[1, 2,
+               3],
+        )
+        y = 1; z = 2
+        if a:  # comment
+            x = 1
+        elif b > (2 +
+                  3):
+            x = 2
+        elif b:
+            pass
+        else:
+            x = 3
+        if a: x = 4
+        for i, j in zip(a,
+                        b):
+            x += i
+        else:
+            x = 5
+        while x < 10:
+            x += 1
+        else:
+            y = 6
+        try:
+            x = 7
+        except (ValueError,
+                KeyError) as err:
+            x = 8
+        except Exception:
+            x = 9
+        else:
+            x = 10
+        finally:
+            x = 11
+        with open(a) as f, open(b) as g:
+            x = f
+        t = bar(1,
+    2)
+        u = x if x else (
+            y)
+        def inner(q):
+            return q + 1
+        class Inner:
+            v = 1
+        match x:
+            case 1:
+                x = 12
+            case _:
+                x = 13
+        async_value = [k for k in range(3)
+                       if k]
+        return x \\
+            + y
+
+    async def other(self):
+        async for k in aiter():
+            await k
+        async with ctx() as c:
+            return c
+
+    def strings(self):
+        # Lines of a string left of the method end it for the line scan that bounds methods:
+        # this one is placed from the whole function.
+        s = """first
+second
+    third"""
+        return s
+'''
+
+# Generating a whole function indents its blocks with four spaces where the file has tabs;
+# a statement generated alone keeps the file's columns.
+TABS = "def top_level(a):\n\tif a:\n\t\treturn [a,\n\t\t        a]\n\treturn None\n"
+
+
+def functions(source: SourceFile) -> list[FunctionSource]:
+    found: list[FunctionSource] = []
+    for block in source.blocks:
+        if block.kind == "class":
+            found.extend(source.class_source(block).methods.values())
+        else:
+            found.append(source.function_source(block))
+    return found
+
+
+def starts_at(source: SourceFile, node: cst.CSTNode, span: Span) -> bool:
+    """Whether the node's code starts in the file where `span` does."""
+    code = source.code_for(node)
+    if isinstance(node, cst.BaseExpression):
+        for _ in node.lpar:  # an expression's parentheses are outside its span
+            code = code.lstrip()[1:]
+    code = code.lstrip().splitlines()[0]
+    return source.lines[span.line - 1][span.column :].startswith(code)
+
+
+def compare(source: SourceFile) -> tuple[int, int]:
+    """(nodes compared, nodes placed from their statement). Each expression (or argument,
+    element, target, statement of a line's several) placed from its statement starts where
+    its code does in the file, each statement at the first character of its line; each node gets the whole function's
+    span wherever that one is right. (Generating a whole function shifts the lines of a string,
+    the lines after a backslash and those left of their block by the function's column; the
+    nodes there are not placed from the whole function unless their statement is not.)"""
+    compared = anchored = 0
+    for fn in functions(source):
+        assert fn.loc(fn.node).span.line == fn.def_line  # and the anchors are built
+        for node in descendants(fn.node):
+            if not isinstance(node, PLACED):
+                continue
+            span = fn.loc(node).span
+            placed = bool(fn._anchors) and id(node) in fn._anchors  # type: ignore[operator]
+            whole = fn._whole_function_span(node)
+            if not isinstance(node, cst.BaseStatement):
+                if placed:
+                    assert starts_at(source, node, span), (source.path, span, node)
+                if starts_at(source, node, whole) and whole.end_line == whole.line:
+                    assert span == whole, (source.path, fn.name, node)
+            else:
+
+                def at_code(place: Span) -> bool:
+                    line = source.lines[place.line - 1]
+                    return place.column == len(line) - len(line.lstrip())
+
+                if placed:
+                    assert at_code(span), (source.path, span)
+                if at_code(whole):
+                    assert (span.line, span.column) == (whole.line, whole.column), (
+                        source.path,
+                        node,
+                    )
+            compared += 1
+            anchored += placed
+    return compared, anchored
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=str)
+def test_fixture_spans_equal_whole_function_spans(path: Path) -> None:
+    compare(SourceFile.from_bytes(str(path), path.read_bytes()))
+
+
+def test_every_kind_of_statement() -> None:
+    compared, anchored = compare(SourceFile("edges.py", EDGES))
+    # Not placed from a statement: the `strings` method, nested definitions and `match`, the
+    # body on the line of its `if`, the parameters and decorators.
+    assert compared > 200 and anchored > compared * 0.6, (compared, anchored)
+
+
+def test_tab_indented_columns_are_the_files() -> None:
+    compared, anchored = compare(SourceFile("tabs.py", TABS))
+    # All but the `def`, its name and parameter, and the `if` statement (its test is placed).
+    assert compared > 10 and anchored == compared - 4
+
+
+def test_functions_that_do_not_line_up_are_placed_whole() -> None:
+    source = SourceFile("one_line.py", "def f(a): return a + 1\n")
+    (fn,) = functions(source)
+    assert fn.loc(fn.node).span.line == 1 and fn._anchors is None
+    compare(source)
+
+
+@pytest.mark.network
+def test_real_backends() -> None:
+    folder = sglang_tree("0.5.23") / "srt" / "layers" / "attention"
+    total = placed = 0
+    for name in ("trtllm_mla_backend.py", "flashattention_backend.py", "triton_backend.py"):
+        path = folder / name
+        compared, anchored = compare(SourceFile.from_bytes(str(path), path.read_bytes()))
+        total += compared
+        placed += anchored
+    assert total > 20_000 and placed > total * 0.8, (total, placed)
