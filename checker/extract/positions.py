@@ -55,7 +55,13 @@ def statement_anchors(
 ) -> Anchors | None:
     """The anchors of `fn`'s nodes, from `text` (its lines in the file, from its `def` line on,
     indented by `indent`); None when CPython's tree of the text is not `fn`'s."""
-    source = f"if 1:\n{text}" if indent else text
+    # The line scan that bounds methods ends one where the next begins, its decorators
+    # included: they are not this function's.
+    lines = text.splitlines(keepends=True)
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith(("@", "#"))):
+        lines.pop()
+    body = "".join(lines)
+    source = f"if 1:\n{body}" if indent else body
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -2,8 +2,8 @@
 
 Building a libcst tree costs about ten times `ast.parse`, and libcst positions ten times more
 again, so a file is first split into its top-level `class`/`def` blocks with a line scan; only
-the blocks a scan needs are parsed with libcst, and positions are computed per function, for
-the nodes that end up in a report. A block the line scan got wrong (a column-0 line inside a
+the blocks a scan needs are parsed with libcst, and positions are computed for the nodes that
+end up in a report, from the statements that hold them (`idxcheck.extract.positions`). A block the line scan got wrong (a column-0 line inside a
 triple-quoted string) fails to parse on its own and the whole module is parsed instead."""
 
 from __future__ import annotations
