@@ -211,3 +211,30 @@ def test_real_backends() -> None:
         total += compared
         placed += anchored
     assert total > 20_000 and placed > total * 0.8, (total, placed)
+
+
+NESTED_FIRST = """class Attention(Module):
+    @dataclass
+    class Config:
+        heads: int
+
+        @classmethod
+        def from_config(cls, config):
+            return cls(config.heads)
+
+    def __init__(self, config):
+        self.qo_indptr = arange(0, 9, 3)
+
+    def forward(self, batch):
+        return self.qo_indptr[: batch.bs + 1]
+"""
+
+
+def test_methods_after_a_nested_class_are_placed_at_their_def() -> None:
+    source = SourceFile("nested.py", NESTED_FIRST)
+    methods = {fn.name: fn for fn in functions(source)}
+    assert {name: fn.def_line for name, fn in methods.items()} == {"__init__": 10, "forward": 13}
+    compare(source)
+    init = methods["__init__"]
+    assign = init.node.body.body[0]  # type: ignore[attr-defined]
+    assert init.loc(assign).span.line == 11

@@ -554,18 +554,17 @@ class SourceFile:
         return fn
 
     def _def_lines(self, block: Block) -> dict[str, list[tuple[int, int]]]:
-        """`def` lines of the methods directly inside a class block, by name."""
-        found: dict[str, list[tuple[int, int]]] = {}
-        body_indent: int | None = None
+        """`def` lines of the methods directly inside a class block, by name: the least
+        indented ones (a nested class's methods, which may come first, are indented more)."""
         pattern = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
+        defs: list[tuple[int, int, str]] = []
         for line_no in range(block.header_line + 1, block.end_line + 1):
-            line = self.lines[line_no - 1]
-            match = pattern.match(line)
-            if not match:
-                continue
-            indent = len(match.group(1).expandtabs())
-            if body_indent is None:
-                body_indent = indent
+            match = pattern.match(self.lines[line_no - 1])
+            if match:
+                defs.append((line_no, len(match.group(1).expandtabs()), match.group(2)))
+        found: dict[str, list[tuple[int, int]]] = {}
+        body_indent = min((indent for _, indent, _ in defs), default=0)
+        for line_no, indent, name in defs:
             if indent == body_indent:
-                found.setdefault(match.group(2), []).append((line_no, indent))
+                found.setdefault(name, []).append((line_no, indent))
         return found
