@@ -11,7 +11,6 @@ statement placed this way, None tells the caller to place it from the whole func
 from __future__ import annotations
 
 import ast
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,36 +50,18 @@ Anchors = dict[int, Anchor]  # by id of each node under a placed statement
 
 
 def statement_anchors(
-    fn: cst.FunctionDef, text: str, first_line: int, indent: int
+    fn: cst.FunctionDef,
+    placed: ast.FunctionDef | ast.AsyncFunctionDef,
+    base: int,
+    indent: int,
 ) -> Anchors | None:
-    """The anchors of `fn`'s nodes, from `text` (its lines in the file, from its `def` line on,
-    indented by `indent`); None when CPython's tree of the text is not `fn`'s."""
-    # The line scan that bounds methods ends one where the next begins, its decorators
-    # included: they are not this function's.
-    lines = text.splitlines(keepends=True)
-    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith(("@", "#"))):
-        lines.pop()
-    body = "".join(lines)
-    source = f"if 1:\n{body}" if indent else body
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    outer = module.body[0] if module.body else None
-    if indent:
-        if not isinstance(outer, ast.If) or not outer.body:
-            return None
-        outer = outer.body[0]
-    if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    if outer.name != fn.name.value or not isinstance(fn.body, cst.IndentedBlock):
+    """The anchors of `fn`'s nodes from CPython's node of the same function (`placed`, whose
+    line numbers count from file line `base` + 1; `indent`: the function's column); None when
+    the two are not the same function statement for statement."""
+    if placed.name != fn.name.value or not isinstance(fn.body, cst.IndentedBlock):
         return None
     anchors: Anchors = {}
-    # The file line of the parsed text's line 0, and the function's column.
-    place = (first_line - (2 if indent else 1), indent)
-    if not _pair(fn.body.body, outer.body, anchors, place):
+    if not _pair(fn.body.body, placed.body, anchors, (base, indent)):
         return None
     return anchors
 

@@ -3,8 +3,9 @@
 Building a libcst tree costs about ten times `ast.parse`, and libcst positions ten times more
 again, so a file is first split into its top-level `class`/`def` blocks with a line scan; only
 the blocks a scan needs are parsed with libcst, and positions are computed for the nodes that
-end up in a report, from the statements that hold them (`idxcheck.extract.positions`). A block the line scan got wrong (a column-0 line inside a
-triple-quoted string) fails to parse on its own and the whole module is parsed instead."""
+end up in a report, from the statements that hold them (`idxcheck.extract.positions`). A block
+the line scan got wrong (a column-0 line inside a triple-quoted string) fails to parse on its
+own and the whole module is parsed instead."""
 
 from __future__ import annotations
 
@@ -68,8 +69,9 @@ _TOO_DEEP = ("too many nested", "too complex", "too many levels of indentation")
 _MAX_BOOL_OPERANDS = 2_000  # CPython keeps `a and b and ...` flat; libcst nests it
 
 
-def cpython_check(text: str) -> SyntaxError | None:
-    """Raise SourceError for code too deep to parse safely; return CPython's syntax error."""
+def cpython_check(text: str) -> ast.Module | SyntaxError:
+    """Raise SourceError for code too deep to parse safely; return CPython's tree of `text`
+    (which places its statements) or its syntax error."""
     try:
         with warnings.catch_warnings():  # `"\d"` warns from the parser: not ours to report
             warnings.simplefilter("ignore")
@@ -89,7 +91,7 @@ def cpython_check(text: str) -> SyntaxError | None:
                     f"boolean expression of {len(node.values)} operands at line {node.lineno} "
                     "is too long to parse"
                 )
-    return None
+    return tree
 
 
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
@@ -297,8 +299,9 @@ class FunctionSource:
 
     def _span(self, node: cst.CSTNode) -> Span:
         if not self._anchored:
-            text = "".join(self.file.lines[self.def_line - 1 : self.end_line])
-            self._anchors = statement_anchors(self.node, text, self.def_line, self.indent)
+            placed = self.file.cpython_def(self.def_line)
+            if placed is not None:
+                self._anchors = statement_anchors(self.node, *placed, self.indent)
             self._anchored = True
         if self._anchors:
             found = anchored_span(self._anchors, node, self.file.path, self.file.lines)
@@ -388,6 +391,8 @@ class SourceFile:
         self._classes: dict[Block, ClassSource] = {}
         self._functions: dict[Block, FunctionSource] = {}
         self._whole: cst.Module | None = None
+        # CPython's trees of the parsed texts, with the file line of each text's line 0.
+        self._cpython: dict[Block | None, tuple[ast.Module, int]] = {}
         self._kept: set[Block] = set()
         self._module_for_codegen: cst.Module | None = None
         self._code_digest: str | None = None
@@ -431,6 +436,7 @@ class SourceFile:
         self._classes = {b: c for b, c in self._classes.items() if b in self._kept}
         self._functions.clear()
         self._whole = None
+        self._cpython = {b: t for b, t in self._cpython.items() if b in self._kept}
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -470,7 +476,9 @@ class SourceFile:
             return found
         text = "".join(self.lines[block.start_line - 1 : block.end_line])
         node: cst.CSTNode | None = None
-        cpython_check(text)
+        cpython = cpython_check(text)
+        if isinstance(cpython, ast.Module):
+            self._cpython[block] = (cpython, block.start_line - 1)
         try:
             module = cst.parse_module(text)
             if len(module.body) == 1:
@@ -484,6 +492,20 @@ class SourceFile:
         self._parsed[block] = node
         return node
 
+    def cpython_def(self, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
+        """CPython's node of the function or method whose `def` is on file line `line`, and
+        the file line of its tree's line 0, from the texts parsed so far."""
+        for tree, base in self._cpython.values():
+            for stmt in tree.body:
+                inner = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+                for node in inner:
+                    if (
+                        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and node.lineno + base == line
+                    ):
+                        return node, base
+        return None
+
     def _from_whole_module(self, block: Block) -> cst.CSTNode:
         module = self.whole_module()
         for stmt in module.body:
@@ -494,10 +516,12 @@ class SourceFile:
     def whole_module(self) -> cst.Module:
         if self._whole is None:
             cpython = cpython_check(self.text)
+            if isinstance(cpython, ast.Module):
+                self._cpython[None] = (cpython, 0)
             try:
                 self._whole = cst.parse_module(self.text)
             except cst.ParserSyntaxError as exc:
-                if cpython is not None:  # CPython's message is clearer and on the right line
+                if isinstance(cpython, SyntaxError):  # clearer, and on the right line
                     raise SourceError(
                         f"syntax error at line {cpython.lineno}, column {cpython.offset}: "
                         f"{cpython.msg}"
