@@ -223,7 +223,7 @@ class Solver:
         # Domain constraints that multiply or divide symbols (`topk * topk`) put every query
         # that includes them in z3's nonlinear arithmetic, where finding a model takes a
         # hundred times longer than in linear arithmetic. Each query is asked first without
-        # them: `_decide` says why the answer is then the same.
+        # them: `_relaxed` says why the answer is then the same.
         self._nonlinear = {id(c) for c in self.domain if not _linear_formula(c)}
 
     def _new(
