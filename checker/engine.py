@@ -191,7 +191,10 @@ class Prefilter:
         tree-fact pattern, and those where a role's words are a role name. The words of a role
         inside a name that is not one (`seqlen.has_cu_seqlens_q` in a kernel) do not make the
         code around them hold a site: every site binds a role name, and every role name holds
-        its role's words joined by `_`, which are prefilter words."""
+        its role's words joined by `_`, which are prefilter words. Comments are left out: a
+        word in a comment binds nothing (a 5,000-line kernel class whose parameters' comments
+        name `cu_seqlens_q` holds no site)."""
+        text = strip_comments(text)  # line breaks stay, so line numbers do
         lines: set[int] = set()
         for match in self.regex.finditer(text):
             if self._role_word(match.group()):

@@ -1,6 +1,6 @@
 """The lines whose code is analysed: a role's words count where they make a role name (the name
 they are part of, cut at anything but a letter, digit or `_`), runner words and tree-fact
-patterns count wherever they are."""
+patterns count wherever they are in code; nothing counts in a comment."""
 
 from __future__ import annotations
 
@@ -38,10 +38,26 @@ def test_role_names_and_runner_words_are_hits(line: str) -> None:
         "kv_qo_indptr = x",
         "_qo_indptr_kernel[grid](x)",
         "use_max_seqlen_q_heuristic = True",
+        "q: Tensor,  # (total_q, h, d) if there is cu_seqlens_q",  # comments bind nothing
+        "# self.init_cuda_graph_state(max_bs, max_num_tokens)",
+        "    #def init_cuda_graph_state(self, max_bs, max_num_tokens):",
     ],
 )
 def test_role_words_inside_other_names_are_not(line: str) -> None:
     assert PREFILTER.hit_lines(f"a = 1\n{line}\n") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'name = "# not a comment"; qo_indptr = 1',
+        's = """#"""; self.qo_indptr = x  # qo_indptr',
+        "x = '#'  # one\nqo_indptr = 2",
+    ],
+)
+def test_a_hash_in_a_string_does_not_hide_the_code_after_it(line: str) -> None:
+    text = f"a = 1\n{line}\n"
+    assert PREFILTER.hit_lines(text) == [2 + line.count("\n")]
 
 
 def test_hits_are_the_prefilter_matches_less_the_other_names() -> None:
@@ -68,3 +84,11 @@ def test_a_class_without_a_role_name_is_not_parsed() -> None:
     assert result.stats.parsed == 0 and not result.findings
     with_role = scan_source(re.sub("has_cu_seqlens_q", "cu_seqlens_q", KERNEL_CLASS), "k.py")
     assert with_role.stats.parsed == 1
+
+
+def test_a_class_whose_role_names_are_in_comments_only_is_not_parsed() -> None:
+    text = KERNEL_CLASS.replace("if seqlen.has_cu_seqlens_q:", "if seqlen.ready:  # cu_seqlens_q")
+    result = scan_source(text.replace("self.qo_indptr_ptr", "self.ptr"), "kernel.py")
+    assert result.stats.parsed == 0
+    in_code = text.replace("seqlen.ready:  # cu_seqlens_q", "seqlen.ready or cu_seqlens_q:")
+    assert scan_source(in_code.replace("self.qo_indptr_ptr", "self.ptr"), "k.py").stats.parsed == 1
