@@ -343,8 +343,7 @@ class DataclassIndex:
             key = (chosen[0].path, name)
             if key not in self._fields:
                 try:
-                    cls = chosen[0].class_source(chosen[1])
-                    self._fields[key] = dataclass_fields(cls)
+                    self._fields[key] = dataclass_fields(chosen[0].cpython_class(chosen[1]))
                 except SourceError:
                     self._fields[key] = None
             return self._fields[key]

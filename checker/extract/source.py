@@ -268,6 +268,7 @@ class FunctionSource:
         # Path-sensitive interpretation describes the same node once per path: generate its
         # text once. The node is kept with its text, so its id cannot be reused.
         self._codes: dict[int, tuple[cst.CSTNode, str]] = {}
+        self._raw: tuple[int, str] | None = None  # (end_line, text) of `raw_text`
 
     @property
     def name(self) -> str:
@@ -295,7 +296,11 @@ class FunctionSource:
     def raw_text(self) -> str:
         """The function's lines as written in the file, comments left out (cheap: no code
         generation)."""
-        return strip_comments("".join(self.file.lines[self.def_line - 1 : self.end_line]))
+        # Asked for by each pass over a class's methods (self writes, in-place writes, calls).
+        if self._raw is None or self._raw[0] != self.end_line:
+            text = strip_comments("".join(self.file.lines[self.def_line - 1 : self.end_line]))
+            self._raw = (self.end_line, text)
+        return self._raw[1]
 
     def _span(self, node: cst.CSTNode) -> Span:
         if not self._anchored:
@@ -505,6 +510,24 @@ class SourceFile:
                     ):
                         return node, base
         return None
+
+    def cpython_class(self, block: Block) -> ast.ClassDef:
+        """CPython's tree of a class block, found as `parse_block` finds libcst's: the block's
+        text, else the whole module's class of that name."""
+        text = "".join(self.lines[block.start_line - 1 : block.end_line])
+        tree = cpython_check(text)
+        if isinstance(tree, ast.Module) and len(tree.body) == 1:
+            if isinstance(tree.body[0], ast.ClassDef):
+                return tree.body[0]
+        whole = cpython_check(self.text)
+        if isinstance(whole, SyntaxError):
+            raise SourceError(
+                f"syntax error at line {whole.lineno}, column {whole.offset}: {whole.msg}"
+            )
+        for stmt in whole.body:
+            if isinstance(stmt, ast.ClassDef) and stmt.name == block.name:
+                return stmt
+        raise SourceError(f"cannot locate `{block.name}` (line {block.header_line})")
 
     def _from_whole_module(self, block: Block) -> cst.CSTNode:
         module = self.whole_module()

@@ -19,9 +19,7 @@ def _hash(self: Any) -> int:
     try:
         return self.__dict__["_hash"]  # type: ignore[no-any-return]
     except KeyError:
-        value = hash(
-            (type(self).__name__, *(getattr(self, f.name) for f in dataclasses.fields(self)))
-        )
+        value = hash((type(self).__name__, *(getattr(self, n) for n in self._node_fields)))
         object.__setattr__(self, "_hash", value)
         return value
 
@@ -29,12 +27,12 @@ def _hash(self: Any) -> int:
 def _eq(self: Any, other: object) -> bool:
     if self is other:
         return True
+    names: tuple[str, ...] = self._node_fields
     if type(self) is not type(other):
         return NotImplemented  # type: ignore[no-any-return]
     if _hash(self) != _hash(other):
         return False
-    fields: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(self)  # type: ignore[arg-type]
-    return all(getattr(self, f.name) == getattr(other, f.name) for f in fields)
+    return all(getattr(self, n) == getattr(other, n) for n in names)
 
 
 @dataclass_transform(frozen_default=True)
@@ -68,4 +66,7 @@ def node(cls: type[T]) -> type[T]:
     made.__hash__ = _hash
     made.__eq__ = _eq
     made.__reduce__ = __reduce__
+    # The field names, read by every hash and equality: `dataclasses.fields` builds its tuple
+    # on each call.
+    made._node_fields = tuple(names)
     return made  # type: ignore[no-any-return]
