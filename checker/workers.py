@@ -24,6 +24,7 @@ from idxcheck.engine import Checker, FilePart, TreeFacts
 from idxcheck.extract.source import SourceFile
 from idxcheck.lazy_import import lazy_module, load_now
 from idxcheck.parts import analysed_part, stored_part
+from idxcheck.sym.node import keep_interned_nodes
 
 # A worker costs a fork and the pickling of its parts: worth it past this many bytes of
 # candidate source (a handful of backend files).
@@ -110,6 +111,7 @@ def _work(index: int) -> tuple[int, FilePart]:
     assert _FACTS is not None
     if _CHECKER is None:
         gc.set_threshold(*WORKER_GC_THRESHOLD)
+        keep_interned_nodes()  # this worker analyses TASKS_PER_WORKER (one) file, then exits
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
     return index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)

@@ -53,3 +53,31 @@ def test_release_report_is_identical_with_one_and_two_workers() -> None:
     one = _report([tree], 1)
     assert '"refuted": 0' not in one, "the release has findings: not a vacuous comparison"
     assert _report([tree], 2) == one
+
+
+KEEP_NODES = """
+import gc
+from idxcheck.sym.node import keep_interned_nodes
+from idxcheck.sym.terms import Const, Sym, binop
+before = binop("+", Sym("bs"), Const(7))
+keep_interned_nodes()
+assert binop("+", Sym("bs"), Const(7)) is before  # a node made before is still found
+import weakref
+made = binop("*", Sym("bs"), Const(3))
+watch = weakref.ref(made)
+del made
+gc.collect()
+assert watch() is not None and binop("*", Sym("bs"), Const(3)) is watch()  # held, not freed
+print("ok")
+"""
+
+
+def test_a_worker_keeps_interned_nodes_and_still_interns() -> None:
+    # In a process of its own: the switch holds nodes for the rest of the process.
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", KEEP_NODES], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
