@@ -238,3 +238,38 @@ def test_methods_after_a_nested_class_are_placed_at_their_def() -> None:
     init = methods["__init__"]
     assign = init.node.body.body[0]  # type: ignore[attr-defined]
     assert init.loc(assign).span.line == 11
+
+
+COLUMN_0_STRING = '''class Backend:
+    def __init__(self, max_bs):
+        self.usage = """
+a line at column 0 (inside a string)"""
+        self.qo_indptr = torch.zeros(max_bs + 1)
+
+    @property
+    def width(self):
+        return 1
+
+    def replay(self, bs, forward_mode):
+        if forward_mode.is_target_verify():
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * 2, step=2)
+'''
+
+
+def test_methods_after_a_column_0_string_are_placed_at_their_def() -> None:
+    # The line scan ends the class at the string's column-0 line; the class is parsed from the
+    # whole module, and its methods are placed from CPython's tree of that module.
+    source = SourceFile("col0.py", COLUMN_0_STRING)
+    block = source.blocks[0]
+    assert block.end_line == 3
+    methods = source.class_source(block).methods
+    assert {name: fn.def_line for name, fn in methods.items()} == {
+        "__init__": 2,
+        "width": 8,
+        "replay": 11,
+    }
+    assert "self.qo_indptr[: bs + 1]" in methods["replay"].raw_text()
+    compare(source)
+    replay = methods["replay"]
+    branch = replay.node.body.body[0]  # type: ignore[attr-defined]
+    assert replay.loc(branch).span.line == 12

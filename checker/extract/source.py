@@ -565,12 +565,14 @@ class SourceFile:
         if not isinstance(node, cst.ClassDef):
             raise SourceError(f"`{block.name}` is not a class")
         cls = ClassSource(self, node, block)
-        def_lines = self._def_lines(block)
-        starts = sorted(line for found in def_lines.values() for line, _ in found)
-        seen: dict[str, int] = {}
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        for stmt in body:
-            if isinstance(stmt, cst.FunctionDef):
+        stmts = [stmt for stmt in body if isinstance(stmt, cst.FunctionDef)]
+        placed = self._method_lines(block, [stmt.name.value for stmt in stmts])
+        if placed is None:  # CPython's tree does not match libcst's: the line scan places them
+            def_lines = self._def_lines(block)
+            seen: dict[str, int] = {}
+            placed = []
+            for stmt in stmts:
                 name = stmt.name.value
                 occurrence = seen.get(name, 0)
                 seen[name] = occurrence + 1
@@ -580,13 +582,47 @@ class SourceFile:
                     if occurrence < len(candidates)
                     else (block.header_line, 4)
                 )
-                # Later definitions of a name (property setters, overloads) win, as in Python.
-                fn = FunctionSource(self, stmt, line, indent, cls.name)
-                later = [n for n in starts if n > line]
-                fn.end_line = later[0] - 1 if later else block.end_line
-                cls.methods[name] = fn
+                placed.append((line, indent, block.end_line))
+        starts = sorted(line for line, _, _ in placed)
+        for stmt, (line, indent, last) in zip(stmts, placed, strict=True):
+            # Later definitions of a name (property setters, overloads) win, as in Python.
+            fn = FunctionSource(self, stmt, line, indent, cls.name)
+            later = [n for n in starts if n > line]
+            fn.end_line = later[0] - 1 if later else max(block.end_line, last)
+            cls.methods[stmt.name.value] = fn
         self._classes[block] = cls
         return cls
+
+    def _method_lines(self, block: Block, names: list[str]) -> list[tuple[int, int, int]] | None:
+        """(`def` line, indent, last line) of each method of a class block, from CPython's tree
+        of the text `parse_block` parsed: exact where the line scan is not (a string whose lines
+        start at column 0 ends the scanned block early, and the class is parsed from the whole
+        module). None where CPython's methods are not libcst's."""
+        found = self._cpython.get(block)
+        cls: ast.ClassDef | None = None
+        base = 0
+        if found is not None and len(found[0].body) == 1:
+            tree, base = found
+            cls = tree.body[0] if isinstance(tree.body[0], ast.ClassDef) else None
+        elif None in self._cpython:
+            tree, base = self._cpython[None]
+            for stmt in tree.body:  # the first of the name, as `_from_whole_module` picks
+                if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if stmt.name == block.name:
+                        cls = stmt if isinstance(stmt, ast.ClassDef) else None
+                        break
+        if cls is None:
+            return None
+        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if [m.name for m in methods] != names:
+            return None
+        placed: list[tuple[int, int, int]] = []
+        for method in methods:
+            line = method.lineno + base
+            text = self.lines[line - 1]
+            indent = len(text[: len(text) - len(text.lstrip(" \t"))].expandtabs())
+            placed.append((line, indent, (method.end_lineno or method.lineno) + base))
+        return placed
 
     def function_source(self, block: Block) -> FunctionSource:
         found = self._functions.get(block)
