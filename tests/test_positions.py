@@ -109,9 +109,13 @@ second
         return s
 '''
 
-# Generating a whole function indents its blocks with four spaces where the file has tabs;
-# a statement generated alone keeps the file's columns.
+# A tab is one column, as libcst and CPython count them; a function generated alone is
+# indented with the file's unit (a tab here), a statement generated alone keeps its columns.
 TABS = "def top_level(a):\n\tif a:\n\t\treturn [a,\n\t\t        a]\n\treturn None\n"
+TAB_METHODS = (
+    "class Backend:\n\tdef replay(self, bs):\n\t\tif bs:\n\t\t\treturn [bs,\n"
+    "\t\t\t        bs]\n\t\tx = (bs +\n  bs)\n\t\treturn None\n"
+)
 
 
 def functions(source: SourceFile) -> list[FunctionSource]:
@@ -192,6 +196,21 @@ def test_tab_indented_columns_are_the_files() -> None:
     compared, anchored = compare(SourceFile("tabs.py", TABS))
     # All but the `def`, its name and parameter, and the `if` statement (its test is placed).
     assert compared > 10 and anchored == compared - 4
+
+
+def test_tab_indented_methods_are_placed_at_the_files_columns() -> None:
+    source = SourceFile("tab_methods.py", TAB_METHODS)
+    (fn,) = functions(source)
+    assert (fn.def_line, fn.indent) == (2, 1)
+    compared, anchored = compare(source)
+    assert anchored > 10 and compared > anchored
+    for node in descendants(fn.node):  # anchored or whole, every node starts at its code
+        if isinstance(node, (cst.If, cst.Return, cst.Assign)):
+            span = fn.loc(node).span
+            line = source.lines[span.line - 1]
+            assert span.column == len(line) - len(line.lstrip()), (node, span)
+        elif isinstance(node, cst.Name):
+            assert starts_at(source, node, fn.loc(node).span), node
 
 
 def test_functions_that_do_not_line_up_are_placed_whole() -> None:

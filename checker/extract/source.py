@@ -253,11 +253,13 @@ class FunctionSource:
         def_line: int,
         indent: int,
         owner: str | None,
+        indent_unit: str = "    ",
     ) -> None:
         self.file = file
         self.node = node
         self.def_line = def_line
-        self.indent = indent
+        self.indent = indent  # the `def`'s column, in characters
+        self.indent_unit = indent_unit  # what libcst indents each block of the file with
         self.owner = owner  # the class name, for methods
         self.end_line = def_line  # set by the class that holds it
         self._positions: dict[cst.CSTNode, object] | None = None
@@ -320,7 +322,8 @@ class FunctionSource:
             # position tracking, then shifted to where the function sits in the file.
             from libcst.metadata import MetadataWrapper, PositionProvider
 
-            wrapper = MetadataWrapper(cst.Module(body=[self.node]), unsafe_skip_copy=True)
+            module = cst.Module(body=[self.node], default_indent=self.indent_unit)
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             try:
                 self._positions = dict(wrapper.resolve(PositionProvider))
             except (RecursionError, KeyError):
@@ -393,6 +396,9 @@ class SourceFile:
         for block in self.blocks:
             self._by_name.setdefault(block.name, []).append(block)
         self._parsed: dict[Block, cst.CSTNode] = {}
+        # The indentation unit libcst found in the text each block was parsed from (a tab in a
+        # tab-indented file): a function generated alone is indented with it, as in the file.
+        self._indent_units: dict[Block, str] = {}
         self._classes: dict[Block, ClassSource] = {}
         self._functions: dict[Block, FunctionSource] = {}
         self._whole: cst.Module | None = None
@@ -488,12 +494,14 @@ class SourceFile:
             module = cst.parse_module(text)
             if len(module.body) == 1:
                 node = module.body[0]
+                self._indent_units[block] = module.default_indent
         except cst.ParserSyntaxError:
             node = None
         except RecursionError:
             raise SourceError("expression nested too deeply to parse") from None
         if node is None or not isinstance(node, (cst.ClassDef, cst.FunctionDef)):
             node = self._from_whole_module(block)
+            self._indent_units[block] = self.whole_module().default_indent
         self._parsed[block] = node
         return node
 
@@ -586,7 +594,7 @@ class SourceFile:
         starts = sorted(line for line, _, _ in placed)
         for stmt, (line, indent, last) in zip(stmts, placed, strict=True):
             # Later definitions of a name (property setters, overloads) win, as in Python.
-            fn = FunctionSource(self, stmt, line, indent, cls.name)
+            fn = FunctionSource(self, stmt, line, indent, cls.name, self._indent_units[block])
             later = [n for n in starts if n > line]
             fn.end_line = later[0] - 1 if later else max(block.end_line, last)
             cls.methods[stmt.name.value] = fn
@@ -620,7 +628,7 @@ class SourceFile:
         for method in methods:
             line = method.lineno + base
             text = self.lines[line - 1]
-            indent = len(text[: len(text) - len(text.lstrip(" \t"))].expandtabs())
+            indent = len(text) - len(text.lstrip(" \t"))  # characters: a tab is one column
             placed.append((line, indent, (method.end_lineno or method.lineno) + base))
         return placed
 
@@ -631,7 +639,7 @@ class SourceFile:
         node = self.parse_block(block)
         if not isinstance(node, cst.FunctionDef):
             raise SourceError(f"`{block.name}` is not a function")
-        fn = FunctionSource(self, node, block.header_line, 0, None)
+        fn = FunctionSource(self, node, block.header_line, 0, None, self._indent_units[block])
         fn.end_line = block.end_line
         self._functions[block] = fn
         return fn
@@ -640,14 +648,15 @@ class SourceFile:
         """`def` lines of the methods directly inside a class block, by name: the least
         indented ones (a nested class's methods, which may come first, are indented more)."""
         pattern = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
-        defs: list[tuple[int, int, str]] = []
+        defs: list[tuple[int, str, str]] = []
         for line_no in range(block.header_line + 1, block.end_line + 1):
             match = pattern.match(self.lines[line_no - 1])
             if match:
-                defs.append((line_no, len(match.group(1).expandtabs()), match.group(2)))
+                defs.append((line_no, match.group(1), match.group(2)))
         found: dict[str, list[tuple[int, int]]] = {}
-        body_indent = min((indent for _, indent, _ in defs), default=0)
+        body_indent = min((len(indent.expandtabs()) for _, indent, _ in defs), default=0)
         for line_no, indent, name in defs:
-            if indent == body_indent:
-                found.setdefault(name, []).append((line_no, indent))
+            if len(indent.expandtabs()) == body_indent:
+                # The column in characters (a tab is one), as libcst and CPython count them.
+                found.setdefault(name, []).append((line_no, len(indent)))
         return found
