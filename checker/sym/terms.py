@@ -233,19 +233,33 @@ def relative_to(formula: Formula, context: Formula) -> Formula:
 
 
 def conj(*args: Formula) -> Formula:
+    # The interpreter's usual call: a path condition or test and one more condition, neither a
+    # conjunction nor a constant (a fifth of a scan's conjunctions). The same answer as the
+    # loop below, without its set.
+    if len(args) == 2:
+        first, second = args
+        kinds = (type(first), type(second))
+        if And not in kinds and BoolConst not in kinds:
+            if second == first:
+                return first
+            if neg(second) == first:
+                return FALSE  # a and not a
+            return And((first, second))
     flat: list[Formula] = []
     seen: set[Formula] = set()
     for arg in args:
-        if arg == FALSE:
-            return FALSE
-        if arg == TRUE:
+        if type(arg) is BoolConst:  # what `arg == FALSE`, `arg == TRUE` test, without `_eq`
+            if not arg.value:
+                return FALSE
             continue
-        for part in arg.args if isinstance(arg, And) else (arg,):
-            if part not in seen:
-                if neg(part) in seen:
-                    return FALSE  # a and not a
-                seen.add(part)
-                flat.append(part)
+        for part in arg.args if type(arg) is And else (arg,):
+            size = len(seen)
+            seen.add(part)  # one hash where `in` then `add` took two
+            if len(seen) == size:
+                continue
+            if neg(part) in seen:
+                return FALSE  # a and not a
+            flat.append(part)
     if not flat:
         return TRUE
     if len(flat) == 1:
