@@ -129,10 +129,10 @@ class HitLines:
 
     def __init__(self) -> None:
         self._lines: dict[str, list[int]] = {}
-        self._pending: dict[str, tuple[str, Prefilter]] = {}
+        self._pending: dict[str, tuple[SourceFile, Prefilter]] = {}
 
-    def add(self, path: str, text: str, prefilter: Prefilter) -> None:
-        self._pending[path] = (text, prefilter)
+    def add(self, source: SourceFile, prefilter: Prefilter) -> None:
+        self._pending[source.path] = (source, prefilter)
 
     def __setitem__(self, path: str, lines: list[int]) -> None:
         self._lines[path] = lines
@@ -143,8 +143,8 @@ class HitLines:
             pending = self._pending.pop(path, None)
             if pending is None:
                 return default
-            text, prefilter = pending
-            found = prefilter.hit_lines(text)
+            source, prefilter = pending
+            found = prefilter.code_hit_lines(source.code_text())
             self._lines[path] = found
         return found
 
@@ -194,7 +194,10 @@ class Prefilter:
         its role's words joined by `_`, which are prefilter words. Comments are left out: a
         word in a comment binds nothing (a 5,000-line kernel class whose parameters' comments
         name `cu_seqlens_q` holds no site)."""
-        text = strip_comments(text)  # line breaks stay, so line numbers do
+        return self.code_hit_lines(strip_comments(text))  # line breaks stay, so line numbers do
+
+    def code_hit_lines(self, text: str) -> list[int]:
+        """`hit_lines` of a text whose comments are already left out."""
         lines: set[int] = set()
         for match in self.regex.finditer(text):
             if self._role_word(match.group()):
@@ -257,7 +260,7 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
                 or prefilter.matches_text(text_file.text)
             ):
                 tree.files.append(text_file)
-                tree.hits.add(text_file.path, text_file.text, prefilter)
+                tree.hits.add(text_file, prefilter)
                 return
     if _MARKER in data.lower():
         tree.marked[item.display] = data.decode("utf-8", errors="replace")

@@ -407,6 +407,7 @@ class SourceFile:
         self._kept: set[Block] = set()
         self._module_for_codegen: cst.Module | None = None
         self._code_digest: str | None = None
+        self._code_text: str | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -471,11 +472,18 @@ class SourceFile:
         except RecursionError:  # libcst's code generation recurses once per nesting level
             return "<expression nested too deeply to print>"
 
+    def code_text(self) -> str:
+        """The file's text without its comments (line breaks kept): what its digest and its hit
+        lines are read from, stripped once (0.45 s for the 211 candidate files of a release)."""
+        if self._code_text is None:
+            self._code_text = strip_comments(self.text)
+        return self._code_text
+
     def code_digest(self) -> str:
         """A digest of the file's code: comments and trailing blank lines do not count, line
         numbers and every other character do."""
         if self._code_digest is None:
-            code = strip_comments(self.text).rstrip()
+            code = self.code_text().rstrip()
             self._code_digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
         return self._code_digest
 
