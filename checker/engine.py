@@ -346,7 +346,7 @@ class DataclassIndex:
             key = (chosen[0].path, name)
             if key not in self._fields:
                 try:
-                    self._fields[key] = dataclass_fields(chosen[0].cpython_class(chosen[1]))
+                    self._fields[key] = dataclass_fields(chosen[0].cpython_class(chosen[1])[0])
                 except SourceError:
                     self._fields[key] = None
             return self._fields[key]

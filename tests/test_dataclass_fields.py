@@ -52,7 +52,7 @@ def test_fields_in_declaration_order_without_class_variables() -> None:
 def test_a_class_that_is_not_a_dataclass_has_none() -> None:
     source = SourceFile("m.py", TEXT)
     block = source.blocks_named("Plain")[0]
-    assert dataclass_fields(source.cpython_class(block)) is None
+    assert dataclass_fields(source.cpython_class(block)[0]) is None
     assert _fields(TEXT, "Plain") is None  # not in the index at all
 
 

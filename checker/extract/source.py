@@ -61,6 +61,10 @@ class SourceError(Exception):
     """A per-file problem: undecodable, binary, unparsable. Reported; the scan goes on."""
 
 
+def _syntax_error(exc: SyntaxError) -> str:
+    return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
+
+
 # libcst's native parser has no depth guard: nesting it cannot handle (2,000 brackets, 3,500
 # lambdas, 8,000 `and` operands) kills the process with SIGSEGV instead of raising. CPython's
 # parser refuses such code with an error, at about a tenth of libcst's cost, so every text goes
@@ -527,23 +531,31 @@ class SourceFile:
                         return node, base
         return None
 
-    def cpython_class(self, block: Block) -> ast.ClassDef:
-        """CPython's tree of a class block, found as `parse_block` finds libcst's: the block's
-        text, else the whole module's class of that name."""
-        text = "".join(self.lines[block.start_line - 1 : block.end_line])
-        tree = cpython_check(text)
-        if isinstance(tree, ast.Module) and len(tree.body) == 1:
-            if isinstance(tree.body[0], ast.ClassDef):
-                return tree.body[0]
-        whole = cpython_check(self.text)
-        if isinstance(whole, SyntaxError):
-            raise SourceError(
-                f"syntax error at line {whole.lineno}, column {whole.offset}: {whole.msg}"
-            )
-        for stmt in whole.body:
-            if isinstance(stmt, ast.ClassDef) and stmt.name == block.name:
-                return stmt
-        raise SourceError(f"cannot locate `{block.name}` (line {block.header_line})")
+    def cpython_class(self, block: Block) -> tuple[ast.ClassDef, int]:
+        """CPython's tree of a class block and the file line of its tree's line 0, found as
+        `parse_block` finds libcst's: from the block's text, else the first top-level class or
+        function of its name in the whole module. Trees parsed here are kept with the others."""
+        found = self._cpython.get(block)
+        if found is None:
+            tree = cpython_check("".join(self.lines[block.start_line - 1 : block.end_line]))
+            if isinstance(tree, ast.Module):
+                found = self._cpython[block] = (tree, block.start_line - 1)
+        if found is not None and len(found[0].body) == 1:
+            if isinstance(found[0].body[0], ast.ClassDef):
+                return found[0].body[0], found[1]
+        whole = self._cpython.get(None)
+        if whole is None:
+            tree = cpython_check(self.text)
+            if isinstance(tree, SyntaxError):
+                raise SourceError(_syntax_error(tree))
+            whole = self._cpython[None] = (tree, 0)
+        for stmt in whole[0].body:
+            named = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+            if isinstance(stmt, named) and stmt.name == block.name:
+                if isinstance(stmt, ast.ClassDef):
+                    return stmt, 0
+                break
+        raise SourceError(f"cannot locate class `{block.name}` (line {block.header_line})")
 
     def _from_whole_module(self, block: Block) -> cst.CSTNode:
         module = self.whole_module()
@@ -561,10 +573,7 @@ class SourceFile:
                 self._whole = cst.parse_module(self.text)
             except cst.ParserSyntaxError as exc:
                 if isinstance(cpython, SyntaxError):  # clearer, and on the right line
-                    raise SourceError(
-                        f"syntax error at line {cpython.lineno}, column {cpython.offset}: "
-                        f"{cpython.msg}"
-                    ) from None
+                    raise SourceError(_syntax_error(cpython)) from None
                 raise SourceError(
                     f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: "
                     f"{exc.message}"
@@ -614,20 +623,9 @@ class SourceFile:
         of the text `parse_block` parsed: exact where the line scan is not (a string whose lines
         start at column 0 ends the scanned block early, and the class is parsed from the whole
         module). None where CPython's methods are not libcst's."""
-        found = self._cpython.get(block)
-        cls: ast.ClassDef | None = None
-        base = 0
-        if found is not None and len(found[0].body) == 1:
-            tree, base = found
-            cls = tree.body[0] if isinstance(tree.body[0], ast.ClassDef) else None
-        elif None in self._cpython:
-            tree, base = self._cpython[None]
-            for stmt in tree.body:  # the first of the name, as `_from_whole_module` picks
-                if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                    if stmt.name == block.name:
-                        cls = stmt if isinstance(stmt, ast.ClassDef) else None
-                        break
-        if cls is None:
+        try:
+            cls, base = self.cpython_class(block)
+        except SourceError:
             return None
         methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         if [m.name for m in methods] != names:
