@@ -299,6 +299,31 @@ class ClassIndex:
         finally:
             self._asked = None
 
+    def inherited_size(self, source: SourceFile) -> int:
+        """Characters of the class blocks in other files that `source`'s classes inherit from
+        (transitively, by the names in their base lists): an analysis of `source` parses and
+        interprets them too, so they weigh on its cost (`idxcheck.workers.jobs_for`)."""
+        seen: set[tuple[int, Block]] = set()
+        pending = [(source, b) for b in source.blocks if b.kind == "class"]
+        size = 0
+        while pending:
+            owner, block = pending.pop()
+            header = owner.header_text(block)
+            base_list = header.split("(", 1)[1] if "(" in header else ""
+            for name in set(re.findall(r"\w+", base_list)):
+                candidates = self._blocks.get(name, [])
+                local = [c for c in candidates if c[0] is owner]
+                chosen = local or (candidates if len(candidates) == 1 else [])
+                for base_source, base in chosen[:1]:
+                    key = (id(base_source), base)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    pending.append((base_source, base))
+                    if base_source is not source:
+                        size += len(base_source.block_text(base))
+        return size
+
     def lookup(self, name: str, near: object) -> object:
         if self._asked is not None:
             self._asked.add(name)

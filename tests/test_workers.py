@@ -12,7 +12,7 @@ import pytest
 
 from idxcheck import workers
 from idxcheck.config import Config
-from idxcheck.engine import scan
+from idxcheck.engine import ClassIndex, scan
 from idxcheck.extract.source import SourceFile
 from idxcheck.report.json_format import to_dict
 
@@ -45,6 +45,23 @@ def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatc
     assert workers.jobs_for(8, small) == 2  # never more workers than files
     monkeypatch.setattr(workers.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert workers.jobs_for(2, large) == 1  # without fork the parts are computed here
+
+
+def test_inherited_classes_in_other_files_count_towards_the_work() -> None:
+    body = "".join(f"    def m{n}(self):\n        return {n}\n" for n in range(20_000))
+    base = SourceFile("base.py", f"class Big:\n{body}")
+    assert len(base.text) > workers.MIN_PARALLEL_BYTES
+    children = [
+        SourceFile("a.py", "class A(Big):\n    pass\n"),
+        SourceFile("b.py", "class B(mod.Big, object):\n    pass\n"),
+    ]
+    classes = ClassIndex([base, *children])
+    assert classes.inherited_size(children[0]) == len(base.text)
+    assert classes.inherited_size(base) == 0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert workers.jobs_for(0, children) == 1  # their own text is small
+    assert workers.jobs_for(0, children, classes) == min(cpus or 1, workers.MAX_AUTO_JOBS, 2)
+    assert workers.jobs_for(0, children[:1], classes) == 1  # one file: nothing to share
 
 
 @pytest.mark.network
