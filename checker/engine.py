@@ -10,7 +10,7 @@ import os
 import pickle
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,6 +55,7 @@ from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.solve.types import SolveResult
 from idxcheck.spans import Loc, Span
+from idxcheck.stable import stable_digest
 from idxcheck.suppressions import MARKER as SUPPRESSION_MARKER
 from idxcheck.sym.evaluate import (
     Assignment,
@@ -1199,16 +1200,19 @@ def cached_tree_facts(
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
     key: str | None,
-) -> FactBundle:
+) -> tuple[FactBundle, str]:
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
-    the errors met reading them; from the cache under `key` (`tree_facts_key`) when no file
-    they depend on changed, which spares a pre-commit run most of its parsing."""
+    the errors met reading them, and their `stable_digest`; from the cache under `key`
+    (`tree_facts_key`) when no file they depend on changed, which spares a pre-commit run most
+    of its parsing."""
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
             try:
-                bundle: FactBundle = pickle.loads(stored)
-                return bundle
+                bundle: FactBundle
+                value: str
+                bundle, value = pickle.loads(stored)
+                return bundle, value
             except Exception:
                 pass  # written by another layout of these classes: read the tree again
     found = ScanResult()
@@ -1219,9 +1223,16 @@ def cached_tree_facts(
         tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
     )
     bundle = (modes, runtime, constraints, found.errors)
-    if cache is not None and key is not None:
-        cache.put_blob(key, pickle.dumps(bundle, protocol=pickle.HIGHEST_PROTOCOL))
-    return bundle
+    if cache is None or key is None:
+        return bundle, ""  # nothing is cached: no key needs the value
+    try:
+        value = stable_digest(bundle)
+    except TypeError:
+        # An object the digest cannot render (a test fails on it, `tests/test_stable.py`):
+        # key the analyses by the text the facts came from, as strict as before.
+        value = f"text {key}"
+    cache.put_blob(key, pickle.dumps((bundle, value), protocol=pickle.HIGHEST_PROTOCOL))
+    return bundle, value
 
 
 def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
@@ -1231,16 +1242,53 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
     methods keeps the key. The members of the profile's fallback mode model depend on what
     every file mentions, so they count too."""
     names = set(read_registry(tree.files))
+    return digest(
+        "tree-facts",
+        *_tree_key_parts(
+            tree, config, profile, cache, lambda s: feeds_tree_facts(s, profile, names)
+        ),
+    )
+
+
+def context_key(
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    cache: Cache,
+    facts_value: str,
+    launchers: dict[str, Launcher],
+) -> str:
+    """What every file's analysis depends on beyond the file and the classes it looks up
+    (`TreeFacts.context_key`): the tree facts by their value (`stable_digest`), not by the
+    text they were read from, so that an edit of a file the facts are read from leaves the
+    other files' cached analyses valid while the facts stay the same; the dataclasses of
+    every file (analyses build metadata objects by field order); the whole text of files that
+    define a width function (analyses interpret them, `WidthDefinitions`); the launchers."""
+    names = profile.tree_width_functions
+    parts = _tree_key_parts(
+        tree, config, profile, cache, lambda s: any(f"def {n}" in s.text for n in names)
+    )
+    return digest("context", *parts, facts_value, launchers_signature(launchers))
+
+
+def _tree_key_parts(
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    cache: Cache,
+    whole: Callable[[SourceFile], bool],
+) -> list[str]:
+    """The versions, settings and fallback mode members; each file for which `whole` holds
+    by its text, any other by its dataclasses."""
     fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
     parts = [
-        "tree-facts",
         cache.versions(),
         replace(config, focus=None).key_settings(),
         profile.name,
         repr(fallback.members),
     ]
     for source in sorted(tree.files, key=lambda s: s.path):
-        if feeds_tree_facts(source, profile, names):
+        if whole(source):
             parts.append(f"{source.path}\0{digest(source.text)}")
             continue
         blocks = [
@@ -1250,7 +1298,7 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
         ]
         if blocks:
             parts.append(f"{source.path}\0{digest(*blocks)}")
-    return digest(*parts)
+    return parts
 
 
 _QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
@@ -1303,7 +1351,7 @@ def _scan_tree(
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
     facts_key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
-    modes, runtime, constraints, fact_errors = cached_tree_facts(
+    (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
         tree, config, profile, cache, dataclasses, width_defs, facts_key
     )
     result.errors.extend(fact_errors)
@@ -1320,7 +1368,11 @@ def _scan_tree(
         constraints,
         launchers,
         tree.hits,
-        None if facts_key is None else digest(facts_key, launchers_signature(launchers)),
+        (
+            None
+            if cache is None
+            else context_key(tree, config, profile, cache, facts_value, launchers)
+        ),
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]

@@ -137,6 +137,52 @@ def test_new_class_of_a_looked_up_name_reanalyses(tmp_path: Path, analysed: list
     assert after == _json([tree], None)
 
 
+def _with_modes(tmp_path: Path) -> Path:
+    """The bugs fixtures with the forward-mode enum that the tree facts are read from."""
+    tree = _tree(tmp_path)
+    shutil.copy(FIXTURES / "runtime" / "forward_mode.py", tree / "forward_mode.py")
+    return tree
+
+
+def test_edit_of_a_facts_file_that_keeps_the_facts_reanalyses_no_other_file(
+    tmp_path: Path, analysed: list[str]
+) -> None:
+    """The enum's file is read whole for the tree facts; a code edit there that leaves the
+    mode model as it was leaves every other file's analysis valid (the analyses depend on
+    the facts' value, not on the text they came from)."""
+    tree = _with_modes(tmp_path)
+    cache_dir = tmp_path / "cache"
+    before = _json([tree], cache_dir)
+    assert BACKEND.name in analysed
+    analysed.clear()
+    enum = tree / "forward_mode.py"
+    enum.write_text(enum.read_text() + "\n\ndef describe(mode):\n    return mode.name\n")
+    after = _json([tree], cache_dir)
+    assert analysed == ["forward_mode.py"]  # the edited file itself, and no other
+    assert after == before == _json([tree], None)
+
+
+def test_edit_that_changes_the_facts_reanalyses_every_file(
+    tmp_path: Path, analysed: list[str]
+) -> None:
+    tree = _with_modes(tmp_path)
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    everything = sorted(analysed)
+    analysed.clear()
+    enum = tree / "forward_mode.py"
+    # DRAFT_EXTEND_V2 leaves `is_extend`'s default: every predicate's value changes with it.
+    text = enum.read_text()
+    changed = text.replace(
+        "            or (include_draft_extend_v2 and self == ForwardMode.DRAFT_EXTEND_V2)\n", "", 1
+    )
+    assert changed != text, "the enum fixture moved: update this test"
+    enum.write_text(changed)
+    after = _json([tree], cache_dir)
+    assert sorted(analysed) == everything
+    assert after == _json([tree], None)
+
+
 def _tokens(text: str) -> list[tuple[int, str, tuple[int, int]]]:
     skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
     return [
@@ -194,3 +240,13 @@ def test_release_rescan_after_a_method_edit(tmp_path: Path, analysed: list[str])
     assert len(analysed) <= 3, analysed
     assert cached == _json([tree], None, jobs=0)
     assert cached["findings"]
+    # A backend the tree facts read whole (it quotes a registered backend's name in a
+    # `raise`): a code edit there that leaves the facts as they were analyses that file...
+    backend = tree / "srt" / "layers" / "attention" / "flashinfer_backend.py"
+    backend.write_text(backend.read_text() + "\n\ndef _probe():\n    return 1\n")
+    analysed.clear()
+    cached = _json([tree], cache_dir)
+    assert "flashinfer_backend.py" in analysed
+    # ... and the files whose classes inherit from it (two in 0.5.23), not the tree's 161
+    assert len(analysed) <= 4, analysed
+    assert cached == _json([tree], None, jobs=0)

@@ -1,0 +1,122 @@
+"""`stable_digest`: the same in every process whatever PYTHONHASHSEED, different when the data
+differs, and an error (never a guess) for an object it cannot render."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from idxcheck.spans import Loc, Span
+from idxcheck.stable import stable_digest
+from idxcheck.sym.terms import Atom, Const, ModeIs, Sym, binop, conj
+
+from .realtree import sglang_tree
+
+# The tree facts of the fixtures (mode model, runner widths, constraints), digested.
+FACTS_DIGEST = """
+from idxcheck import engine
+from idxcheck.cache import Cache
+from idxcheck.config import Config
+from idxcheck.profile import load_profile
+config = Config()
+profile = load_profile(config.profile)
+tree = engine.load_tree(["fixtures", %r], config, profile)
+cache = Cache(__import__("pathlib").Path(%r))
+key = engine.tree_facts_key(tree, config, profile, cache)
+dataclasses = engine.DataclassIndex(tree.files)
+widths = engine.WidthDefinitions(tree.files, profile.tree_width_functions)
+bundle, value = engine.cached_tree_facts(tree, config, profile, cache, dataclasses, widths, key)
+modes, runtime, constraints, errors = bundle
+assert modes.predicates and runtime.widths and constraints.registry, "a vacuous bundle"
+print(value)
+"""
+
+# A registry whose one name maps to a set of classes (the set's order follows the hash seed).
+REGISTRY = "".join(
+    f"""
+@register_attention_backend("many")
+def create_{n}(runner):
+    if runner.a:
+        return Alpha{n}Backend(runner)
+    return Beta{n}Backend(runner)
+"""
+    for n in range(4)
+)
+
+
+def test_digest_of_the_tree_facts_is_the_same_under_any_hash_seed(tmp_path: Path) -> None:
+    registry = tmp_path / "registry.py"
+    registry.write_text(REGISTRY)
+    digests = set()
+    for seed in ("1", "2", "3"):
+        cache = tmp_path / seed
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", FACTS_DIGEST % (str(registry), str(cache))],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1 and len(next(iter(digests))) == 64
+
+
+def test_sets_are_digested_in_a_fixed_order_and_dicts_in_theirs() -> None:
+    assert stable_digest({"b", "a", "c"}) == stable_digest({"c", "b", "a"})
+    assert stable_digest(frozenset({"a"})) != stable_digest({"a"})
+    assert stable_digest({"a": 1, "b": 2}) != stable_digest({"b": 2, "a": 1})
+    assert stable_digest([1, 2]) != stable_digest((1, 2)) != stable_digest([2, 1])
+    assert stable_digest(1) != stable_digest("1") != stable_digest(True)
+
+
+def test_terms_formulas_and_places_count_with_every_field() -> None:
+    n = Sym("n")
+    term = binop("+", n, Const(1))
+    assert stable_digest(term) == stable_digest(binop("+", Sym("n"), Const(1)))
+    assert stable_digest(term) != stable_digest(binop("+", n, Const(2)))
+    modes = ModeIs(frozenset({"DECODE", "EXTEND"}))
+    assert stable_digest(conj(modes, Atom("flag", "flag"))) != stable_digest(
+        conj(modes, Atom("other", "other"))
+    )
+    here = Span("a.py", 3, 4, 3, 9)
+    assert stable_digest(Loc.fixed(here, "x + 1")) == stable_digest(Loc.fixed(here, "x + 1"))
+    assert stable_digest(Loc.fixed(here, "x + 1")) != stable_digest(
+        Loc.fixed(Span("a.py", 4, 4, 4, 9), "x + 1")
+    )
+
+
+def test_an_object_without_a_stable_rendering_is_an_error() -> None:
+    @dataclass
+    class Holder:
+        value: object
+
+    with pytest.raises(TypeError, match="no stable digest for a function"):
+        stable_digest(Holder(lambda: 1))
+    with pytest.raises(TypeError, match="object"):
+        stable_digest([object()])
+
+
+@pytest.mark.network
+def test_the_tree_facts_of_a_release_have_a_stable_digest(tmp_path: Path) -> None:
+    """Every object in a real release's tree facts renders (a TypeError here would key the
+    cached analyses by text again, which is correct but loses the point)."""
+    tree = str(sglang_tree("0.5.23"))
+    script = FACTS_DIGEST.replace('["fixtures", %r]', "[%r]")
+    digests = set()
+    for seed in ("0", "1"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script % (tree, str(tmp_path / seed))],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1 and len(next(iter(digests))) == 64  # not the text fallback
