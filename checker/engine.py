@@ -1200,11 +1200,13 @@ def cached_tree_facts(
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
     key: str | None,
+    inputs: str | None = None,
 ) -> tuple[FactBundle, str]:
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
     the errors met reading them, and their `stable_digest`; from the cache under `key`
     (`tree_facts_key`) when no file they depend on changed, which spares a pre-commit run most
-    of its parsing."""
+    of its parsing. Otherwise read again, each runner file's widths from the cache while that
+    file and what every reading depends on (`inputs`, `analysis_inputs`) are unchanged."""
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
@@ -1218,7 +1220,13 @@ def cached_tree_facts(
     found = ScanResult()
     modes, mode_errors = find_mode_model(tree, profile)
     found.errors.extend(mode_errors)
-    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found)
+    runners = None
+    if cache is not None and inputs is not None:
+        try:
+            runners = RunnerCache(cache, digest("runners", inputs, stable_digest(modes)))
+        except TypeError:
+            pass  # a mode model the digest cannot render: read every runner
+    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
     constraints = read_constraints(
         tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
     )
@@ -1250,25 +1258,27 @@ def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Ca
     )
 
 
-def context_key(
-    tree: LoadedTree,
-    config: Config,
-    profile: Profile,
-    cache: Cache,
-    facts_value: str,
-    launchers: dict[str, Launcher],
-) -> str:
-    """What every file's analysis depends on beyond the file and the classes it looks up
-    (`TreeFacts.context_key`): the tree facts by their value (`stable_digest`), not by the
-    text they were read from, so that an edit of a file the facts are read from leaves the
-    other files' cached analyses valid while the facts stay the same; the dataclasses of
-    every file (analyses build metadata objects by field order); the whole text of files that
-    define a width function (analyses interpret them, `WidthDefinitions`); the launchers."""
+def analysis_inputs(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
+    """What a file's analysis, and a runner's reading, read of the tree besides their own file,
+    the classes they look up and the tree facts: the dataclasses of every file (metadata
+    objects built by field order), the whole text of files that define a width function
+    (interpreted where called, `WidthDefinitions`), the versions and settings."""
     names = profile.tree_width_functions
-    parts = _tree_key_parts(
-        tree, config, profile, cache, lambda s: any(f"def {n}" in s.text for n in names)
+    return digest(
+        "inputs",
+        *_tree_key_parts(
+            tree, config, profile, cache, lambda s: any(f"def {n}" in s.text for n in names)
+        ),
     )
-    return digest("context", *parts, facts_value, launchers_signature(launchers))
+
+
+def context_key(inputs: str, facts_value: str, launchers: dict[str, Launcher]) -> str:
+    """What every file's analysis depends on beyond the file and the classes it looks up
+    (`TreeFacts.context_key`): `analysis_inputs`, the kernel launchers, and the tree facts by
+    their value (`stable_digest`), not by the text they were read from, so that an edit of a
+    file the facts are read from leaves the other files' cached analyses valid while the
+    facts stay the same."""
+    return digest("context", inputs, facts_value, launchers_signature(launchers))
 
 
 def _tree_key_parts(
@@ -1351,8 +1361,9 @@ def _scan_tree(
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
     facts_key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
+    inputs = analysis_inputs(tree, config, profile, cache) if cache is not None else None
     (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
-        tree, config, profile, cache, dataclasses, width_defs, facts_key
+        tree, config, profile, cache, dataclasses, width_defs, facts_key, inputs
     )
     result.errors.extend(fact_errors)
     result.mode_model_source = modes.source
@@ -1368,11 +1379,7 @@ def _scan_tree(
         constraints,
         launchers,
         tree.hits,
-        (
-            None
-            if cache is None
-            else context_key(tree, config, profile, cache, facts_value, launchers)
-        ),
+        None if inputs is None else context_key(inputs, facts_value, launchers),
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]
@@ -1517,6 +1524,36 @@ def merge_parts(parts: Iterable[FilePart], result: ScanResult) -> None:
     result.notes.extend(notes.values())
 
 
+class RunnerCache:
+    """Each runner file's widths and errors in the disk cache, under `inputs` (what every
+    reading depends on besides the file) and the file's text."""
+
+    def __init__(self, cache: Cache, inputs: str) -> None:
+        self.cache = cache
+        self.inputs = inputs
+
+    def key(self, source: SourceFile) -> str:
+        return digest("runner-file", self.inputs, source.path, digest(source.text))
+
+    def get(self, source: SourceFile) -> RunnerReading | None:
+        stored = self.cache.get_part(self.key(source))
+        if stored is None:
+            return None
+        try:
+            widths, errors = pickle.loads(stored)
+        except Exception:
+            return None  # written by another layout of these classes: read again
+        return list(widths), list(errors)
+
+    def put(self, source: SourceFile, reading: RunnerReading) -> None:
+        self.cache.put_part(
+            self.key(source), pickle.dumps(reading, protocol=pickle.HIGHEST_PROTOCOL)
+        )
+
+
+RunnerReading = tuple[list[RunnerWidth], list[FileError]]
+
+
 def runtime_model_from_tree(
     tree: LoadedTree,
     profile: Profile,
@@ -1524,41 +1561,67 @@ def runtime_model_from_tree(
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
     result: ScanResult,
+    runners: RunnerCache | None = None,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; the profile's
     defaults for the other modes."""
     default = default_runtime_model(profile)
     read: dict[str, list[RunnerWidth]] = {}
     for source in tree.files:
-        ctx = ScanContext(
-            profile,
-            modes,
-            dataclasses.resolver(source),
-            dict(default.phase_widths),
-            frozenset(b.name for b in source.blocks if b.kind == "def"),
-            width_defs,
-        )
-        for block in source.blocks:
-            if block.kind != "class" or not is_runner(source, block, profile.runner_width_attrs):
-                continue
-            try:
-                facts = read_runner(source.class_source(block), ctx)
-            except SourceError as exc:
-                result.errors.append(FileError(source.path, str(exc)))
-                continue
-            except RecursionError:
-                result.errors.append(
-                    FileError(source.path, "expression nested too deeply to analyse")
-                )
-                continue
-            result.errors.extend(FileError(path, message) for path, message in facts.errors)
-            for width in facts.widths:
-                if width.mode in modes.members:
-                    read.setdefault(width.mode, []).append(width)
-    widths = dict(default.widths)
+        blocks = [
+            block
+            for block in source.blocks
+            if block.kind == "class" and is_runner(source, block, profile.runner_width_attrs)
+        ]
+        if not blocks:
+            continue
+        reading = runners.get(source) if runners is not None else None
+        if reading is None:
+            reading = _read_runners(source, blocks, profile, modes, dataclasses, width_defs)
+            if runners is not None:
+                runners.put(source, reading)
+        widths, errors = reading
+        result.errors.extend(errors)
+        for width in widths:
+            if width.mode in modes.members:
+                read.setdefault(width.mode, []).append(width)
+    widths_by_mode = dict(default.widths)
     for mode, found in read.items():
-        widths[mode] = tuple(found)
-    return RuntimeModel(widths, default.phase_widths)
+        widths_by_mode[mode] = tuple(found)
+    return RuntimeModel(widths_by_mode, default.phase_widths)
+
+
+def _read_runners(
+    source: SourceFile,
+    blocks: list[Block],
+    profile: Profile,
+    modes: ModeModel,
+    dataclasses: DataclassIndex,
+    width_defs: Mapping[str, Any],
+) -> RunnerReading:
+    """The widths of one file's runner classes, with the errors met reading them."""
+    ctx = ScanContext(
+        profile,
+        modes,
+        dataclasses.resolver(source),
+        dict(default_runtime_model(profile).phase_widths),
+        frozenset(b.name for b in source.blocks if b.kind == "def"),
+        width_defs,
+    )
+    widths: list[RunnerWidth] = []
+    errors: list[FileError] = []
+    for block in blocks:
+        try:
+            facts = read_runner(source.class_source(block), ctx)
+        except SourceError as exc:
+            errors.append(FileError(source.path, str(exc)))
+            continue
+        except RecursionError:
+            errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+            continue
+        errors.extend(FileError(path, message) for path, message in facts.errors)
+        widths.extend(facts.widths)
+    return widths, errors
 
 
 def check_facts(

@@ -85,6 +85,53 @@ def test_results_with_cached_tree_facts_equal_results_without(
     assert changed != warm
 
 
+RUNNER = """from forward_mode import ForwardMode
+
+
+class VerifyGraphRunner:
+    def __init__(self, model_runner):
+        self.capture_forward_mode = ForwardMode.TARGET_VERIFY
+        self.num_tokens_per_bs = model_runner.server_args.speculative_num_draft_tokens
+"""
+
+
+def test_a_runner_file_is_read_again_only_when_it_or_what_it_reads_changes(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree facts are read again after the enum's file changes; a runner file that did not
+    change is then served from the cache, unless the mode model it is read against changed."""
+    (tree / "runner.py").write_text(RUNNER)
+    cached = Config(cache_dir=str(tmp_path / "cache"))
+    first = _doc([str(tree)], cached)
+    read: list[str] = []
+    original = engine._read_runners
+
+    def spy(source, *rest):  # type: ignore[no-untyped-def]
+        read.append(Path(source.path).name)
+        return original(source, *rest)
+
+    monkeypatch.setattr(engine, "_read_runners", spy)
+    enum = tree / "runtime" / "forward_mode.py"
+    enum.write_text(enum.read_text() + "\n\ndef describe(mode):\n    return mode.name\n")
+    same = _doc([str(tree)], cached)
+    assert read == [], "the runner came from the cache"
+    assert same == first == _doc([str(tree)], Config())
+    read.clear()  # the uncached scan read it
+    enum.write_text(
+        enum.read_text().replace("DLLM_EXTEND = auto()", "DLLM_EXTEND = auto()\n    X = 9")
+    )
+    changed = _doc([str(tree)], cached)
+    assert read == ["runner.py"], "a new mode model: the runner is read again"
+    assert changed == _doc([str(tree)], Config())
+    read.clear()
+    runner = tree / "runner.py"
+    runner.write_text(RUNNER.replace("speculative_num_draft_tokens", "speculative_num_steps"))
+    edited = _doc([str(tree)], cached)
+    assert read == ["runner.py"]
+    assert edited == _doc([str(tree)], Config())
+    assert edited != changed, "the runner's width reaches the findings"
+
+
 def test_rejected_files_are_not_read_again_until_they_change(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
