@@ -10,7 +10,7 @@ import os
 import pickle
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -1206,7 +1206,7 @@ def cached_tree_facts(
     the errors met reading them, and their `stable_digest`; from the cache under `key`
     (`tree_facts_key`) when no file they depend on changed, which spares a pre-commit run most
     of its parsing. Otherwise read again, each runner file's widths from the cache while that
-    file and what every reading depends on (`inputs`, `analysis_inputs`) are unchanged."""
+    file and what every reading depends on (`inputs`, `tree_keys`) are unchanged."""
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
@@ -1244,71 +1244,59 @@ def cached_tree_facts(
 
 
 def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
-    """What the tree facts depend on. A file that holds the mode enum, a runner, a width
-    function, a backend registry or a backend constraint counts by its whole text; any other
-    file only by its dataclasses (whose fields a runner may read), so that editing a backend's
-    methods keeps the key. The members of the profile's fallback mode model depend on what
-    every file mentions, so they count too."""
+    return tree_keys(tree, config, profile, cache)[0]
+
+
+def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> tuple[str, str]:
+    """Two keys from one pass over the tree (each file's dataclasses are read once):
+
+    - what the tree facts depend on. A file that holds the mode enum, a runner, a width
+      function, a backend registry or a backend constraint counts by its whole text; any other
+      file only by its dataclasses (whose fields a runner may read), so that editing a
+      backend's methods keeps the key. The members of the profile's fallback mode model depend
+      on what every file mentions, so they count too;
+    - what a file's analysis, and a runner's reading, read of the tree besides their own file,
+      the classes they look up and the tree facts (`context_key`, `RunnerCache`): the
+      dataclasses of every file (metadata objects built by field order), the whole text of
+      files that define a width function (interpreted where called, `WidthDefinitions`), the
+      fallback mode members, the versions and settings."""
     names = set(read_registry(tree.files))
-    return digest(
-        "tree-facts",
-        *_tree_key_parts(
-            tree, config, profile, cache, lambda s: feeds_tree_facts(s, profile, names)
-        ),
-    )
-
-
-def analysis_inputs(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
-    """What a file's analysis, and a runner's reading, read of the tree besides their own file,
-    the classes they look up and the tree facts: the dataclasses of every file (metadata
-    objects built by field order), the whole text of files that define a width function
-    (interpreted where called, `WidthDefinitions`), the versions and settings."""
-    names = profile.tree_width_functions
-    return digest(
-        "inputs",
-        *_tree_key_parts(
-            tree, config, profile, cache, lambda s: any(f"def {n}" in s.text for n in names)
-        ),
-    )
-
-
-def context_key(inputs: str, facts_value: str, launchers: dict[str, Launcher]) -> str:
-    """What every file's analysis depends on beyond the file and the classes it looks up
-    (`TreeFacts.context_key`): `analysis_inputs`, the kernel launchers, and the tree facts by
-    their value (`stable_digest`), not by the text they were read from, so that an edit of a
-    file the facts are read from leaves the other files' cached analyses valid while the
-    facts stay the same."""
-    return digest("context", inputs, facts_value, launchers_signature(launchers))
-
-
-def _tree_key_parts(
-    tree: LoadedTree,
-    config: Config,
-    profile: Profile,
-    cache: Cache,
-    whole: Callable[[SourceFile], bool],
-) -> list[str]:
-    """The versions, settings and fallback mode members; each file for which `whole` holds
-    by its text, any other by its dataclasses."""
+    width_functions = profile.tree_width_functions
     fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
-    parts = [
+    common = [
         cache.versions(),
         replace(config, focus=None).key_settings(),
         profile.name,
         repr(fallback.members),
     ]
+    facts = ["tree-facts", *common]
+    inputs = ["inputs", *common]
     for source in sorted(tree.files, key=lambda s: s.path):
-        if whole(source):
-            parts.append(f"{source.path}\0{digest(source.text)}")
-            continue
-        blocks = [
-            source.block_text(b)
-            for b in source.blocks
-            if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
-        ]
-        if blocks:
-            parts.append(f"{source.path}\0{digest(*blocks)}")
-    return parts
+        feeds = feeds_tree_facts(source, profile, names)
+        defines = any(f"def {n}" in source.text for n in width_functions)
+        whole = f"{source.path}\0{digest(source.text)}" if feeds or defines else None
+        blocks = None
+        if not (feeds and defines):
+            found = [
+                source.block_text(b)
+                for b in source.blocks
+                if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
+            ]
+            blocks = f"{source.path}\0{digest(*found)}" if found else None
+        for parts, by_text in ((facts, feeds), (inputs, defines)):
+            part = whole if by_text else blocks
+            if part is not None:
+                parts.append(part)
+    return digest(*facts), digest(*inputs)
+
+
+def context_key(inputs: str, facts_value: str, launchers: dict[str, Launcher]) -> str:
+    """What every file's analysis depends on beyond the file and the classes it looks up
+    (`TreeFacts.context_key`): the inputs of `tree_keys`, the kernel launchers, and the tree facts by
+    their value (`stable_digest`), not by the text they were read from, so that an edit of a
+    file the facts are read from leaves the other files' cached analyses valid while the
+    facts stay the same."""
+    return digest("context", inputs, facts_value, launchers_signature(launchers))
 
 
 _QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
@@ -1360,8 +1348,9 @@ def _scan_tree(
     result.stats.files = tree.walked
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
-    facts_key = tree_facts_key(tree, config, profile, cache) if cache is not None else None
-    inputs = analysis_inputs(tree, config, profile, cache) if cache is not None else None
+    facts_key, inputs = (
+        tree_keys(tree, config, profile, cache) if cache is not None else (None, None)
+    )
     (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
         tree, config, profile, cache, dataclasses, width_defs, facts_key, inputs
     )
