@@ -13,7 +13,12 @@ A file's `FilePart` (its sites, verdict counts, notes and findings) depends on
   analysed, by the names asked for, and checked on every later use against the files that
   now define a class of each name.
 
-A stored part whose recorded lookups no longer hold is analysed again and replaced."""
+A stored part whose recorded lookups no longer hold is analysed again and replaced.
+
+The key needs the file's code and hit lines, which cost a pass of the tokenizer over the file;
+a file whose text did not change at all is found through a second key, of its whole text,
+that names the first (`_text_key`): a whole-tree scan after an edit computes neither for the
+files it did not edit."""
 
 from __future__ import annotations
 
@@ -33,14 +38,26 @@ def part_key(source: SourceFile, facts: TreeFacts) -> str | None:
     return digest("part", facts.context_key, source.path, source.code_digest(), hits)
 
 
+def _text_key(source: SourceFile, facts: TreeFacts) -> str:
+    """The key of the file's whole text, under which its `part_key` is stored: the same text
+    has the same code and the same hit lines."""
+    return digest("part-text", str(facts.context_key), source.path, digest(source.text))
+
+
 def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> FilePart | None:
     """The file's part from the cache when it and everything it read are unchanged."""
-    key = part_key(source, facts) if cache is not None else None
-    if cache is None or key is None:
+    if cache is None or facts.context_key is None:
+        return None
+    text_key = _text_key(source, facts)
+    named = cache.get_part(text_key)
+    key = named.decode() if named is not None else part_key(source, facts)
+    if key is None:
         return None
     stored = cache.get_part(key)
     if stored is None:
         return None
+    if named is None:
+        cache.put_part(text_key, key.encode())  # the next scan of this text skips `part_key`
     try:
         lookups, part = pickle.loads(stored)
     except Exception:
@@ -62,4 +79,5 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
         part = analyse_file(source, facts, checker)
     recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in sorted(asked))
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
+    cache.put_part(_text_key(source, facts), key.encode())
     return part

@@ -14,7 +14,7 @@ import pytest
 from idxcheck import parts
 from idxcheck.config import Config
 from idxcheck.engine import scan
-from idxcheck.extract.source import strip_comments
+from idxcheck.extract.source import SourceFile, strip_comments
 from idxcheck.report.json_format import to_dict
 
 from .realtree import sglang_tree
@@ -88,6 +88,32 @@ def test_code_edit_analyses_that_file_only(tmp_path: Path, analysed: list[str]) 
     assert analysed == [BACKEND.name]
     assert after == _json([tree], None)
     assert after != before
+
+
+def test_unchanged_files_are_served_without_their_hit_lines(
+    tmp_path: Path, analysed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose text did not change is found by its text's key: neither its comments are
+    stripped nor its hit lines found (a tokenizer pass per file, most of a rescan's time)."""
+    tree = _tree(tmp_path)
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    _json([tree], cache_dir)  # the second scan is answered whole: no file is looked at
+    stripped: list[str] = []
+    original = SourceFile.code_text
+
+    def counting(self: SourceFile) -> str:
+        stripped.append(Path(self.path).name)
+        return original(self)
+
+    monkeypatch.setattr(SourceFile, "code_text", counting)
+    target = tree / BACKEND.name
+    target.write_text(target.read_text().replace(STRIDE, FIXED, 1))
+    analysed.clear()
+    after = _json([tree], cache_dir)
+    assert analysed == [BACKEND.name]
+    assert set(stripped) == {BACKEND.name}, stripped
+    assert after == _json([tree], None)
 
 
 def _base_and_subclass(tmp_path: Path) -> Path:
