@@ -51,6 +51,7 @@ from idxcheck.kernels import (
     launchers_signature,
 )
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
+from idxcheck.readings import FileReadings
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.solve.types import SolveResult
@@ -1205,8 +1206,9 @@ def cached_tree_facts(
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
     the errors met reading them, and their `stable_digest`; from the cache under `key`
     (`tree_facts_key`) when no file they depend on changed, which spares a pre-commit run most
-    of its parsing. Otherwise read again, each runner file's widths from the cache while that
-    file and what every reading depends on (`inputs`, `tree_keys`) are unchanged."""
+    of its parsing. Otherwise read again, the mode model, each runner file's widths and each
+    file's argument checks from the cache while their files and what every reading of their
+    kind depends on (`inputs` of `tree_keys`, the mode model, the registry) are unchanged."""
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
@@ -1218,17 +1220,29 @@ def cached_tree_facts(
             except Exception:
                 pass  # written by another layout of these classes: read the tree again
     found = ScanResult()
-    modes, mode_errors = find_mode_model(tree, profile)
+    modes, mode_errors = _cached_mode_model(tree, profile, cache, inputs)
     found.errors.extend(mode_errors)
     runners = None
     if cache is not None and inputs is not None:
         try:
-            runners = RunnerCache(cache, digest("runners", inputs, stable_digest(modes)))
+            runners = FileReadings(cache, "runner-file", digest(inputs, stable_digest(modes)))
         except TypeError:
             pass  # a mode model the digest cannot render: read every runner
     runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
+    phase_widths = dict(runtime.phase_widths)
+    checks = None
+    if cache is not None and inputs is not None:
+        try:
+            names = sorted(read_registry(tree.files))
+            checks = FileReadings(
+                cache,
+                "constraints-file",
+                digest(inputs, stable_digest(modes), stable_digest(phase_widths), *names),
+            )
+        except TypeError:
+            pass  # something the digest cannot render: read every file's checks
     constraints = read_constraints(
-        tree.files, ScanContext(profile, modes, lambda _n: None, dict(runtime.phase_widths))
+        tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks
     )
     bundle = (modes, runtime, constraints, found.errors)
     if cache is None or key is None:
@@ -1241,6 +1255,29 @@ def cached_tree_facts(
         value = f"text {key}"
     cache.put_blob(key, pickle.dumps((bundle, value), protocol=pickle.HIGHEST_PROTOCOL))
     return bundle, value
+
+
+def _cached_mode_model(
+    tree: LoadedTree, profile: Profile, cache: Cache | None, inputs: str | None
+) -> tuple[ModeModel, list[FileError]]:
+    """`find_mode_model`, from the cache while the files that may hold the enum and `inputs`
+    (which hold the profile's fallback members) are unchanged."""
+    if cache is None or inputs is None:
+        return find_mode_model(tree, profile)
+    holders = [f"{s.path}\0{digest(s.text)}" for s in tree.files if "class ForwardMode" in s.text]
+    key = digest("mode-model", inputs, *holders)
+    stored = cache.get_part(key)
+    if stored is not None:
+        try:
+            model: ModeModel
+            errors: list[FileError]
+            model, errors = pickle.loads(stored)
+            return model, errors
+        except Exception:
+            pass  # written by another layout of these classes: read the enum again
+    model, errors = find_mode_model(tree, profile)
+    cache.put_part(key, pickle.dumps((model, errors), protocol=pickle.HIGHEST_PROTOCOL))
+    return model, errors
 
 
 def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
@@ -1256,7 +1293,7 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
       backend's methods keeps the key. The members of the profile's fallback mode model depend
       on what every file mentions, so they count too;
     - what a file's analysis, and a runner's reading, read of the tree besides their own file,
-      the classes they look up and the tree facts (`context_key`, `RunnerCache`): the
+      the classes they look up and the tree facts (`context_key`, `FileReadings`): the
       dataclasses of every file (metadata objects built by field order), the whole text of
       files that define a width function (interpreted where called, `WidthDefinitions`), the
       fallback mode members, the versions and settings."""
@@ -1513,33 +1550,6 @@ def merge_parts(parts: Iterable[FilePart], result: ScanResult) -> None:
     result.notes.extend(notes.values())
 
 
-class RunnerCache:
-    """Each runner file's widths and errors in the disk cache, under `inputs` (what every
-    reading depends on besides the file) and the file's text."""
-
-    def __init__(self, cache: Cache, inputs: str) -> None:
-        self.cache = cache
-        self.inputs = inputs
-
-    def key(self, source: SourceFile) -> str:
-        return digest("runner-file", self.inputs, source.path, digest(source.text))
-
-    def get(self, source: SourceFile) -> RunnerReading | None:
-        stored = self.cache.get_part(self.key(source))
-        if stored is None:
-            return None
-        try:
-            widths, errors = pickle.loads(stored)
-        except Exception:
-            return None  # written by another layout of these classes: read again
-        return list(widths), list(errors)
-
-    def put(self, source: SourceFile, reading: RunnerReading) -> None:
-        self.cache.put_part(
-            self.key(source), pickle.dumps(reading, protocol=pickle.HIGHEST_PROTOCOL)
-        )
-
-
 RunnerReading = tuple[list[RunnerWidth], list[FileError]]
 
 
@@ -1550,7 +1560,7 @@ def runtime_model_from_tree(
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
     result: ScanResult,
-    runners: RunnerCache | None = None,
+    runners: FileReadings | None = None,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; the profile's
     defaults for the other modes."""
@@ -1564,7 +1574,7 @@ def runtime_model_from_tree(
         ]
         if not blocks:
             continue
-        reading = runners.get(source) if runners is not None else None
+        reading: RunnerReading | None = runners.get(source) if runners is not None else None
         if reading is None:
             reading = _read_runners(source, blocks, profile, modes, dataclasses, width_defs)
             if runners is not None:

@@ -14,6 +14,7 @@ import pytest
 from idxcheck import api, engine, stamps
 from idxcheck.cache import Cache, solver_version
 from idxcheck.config import Config
+from idxcheck.extract import constraints
 from idxcheck.profile import load_profile
 from idxcheck.report.json_format import to_dict
 
@@ -130,6 +131,69 @@ def test_a_runner_file_is_read_again_only_when_it_or_what_it_reads_changes(
     assert read == ["runner.py"]
     assert edited == _doc([str(tree)], Config())
     assert edited != changed, "the runner's width reaches the findings"
+
+
+REGISTRY = """@register_attention_backend("alpha")
+def create_alpha(runner):
+    return AlphaBackend(runner)
+"""
+
+CHECK = """def check_{n}(server_args):
+    if server_args.attention_backend == "alpha":
+        if server_args.speculative_eagle_topk > {n}:
+            raise ValueError("speculative decoding on alpha needs topk at most {n}")
+"""
+
+
+def test_argument_checks_and_the_enum_are_read_again_only_where_their_files_changed(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tree / "registry.py").write_text(REGISTRY)
+    for n in (1, 2):
+        (tree / f"checks_{n}.py").write_text(CHECK.format(n=n))
+    cached = Config(cache_dir=str(tmp_path / "cache"))
+    _doc([str(tree)], cached)
+    checked: list[str] = []
+    enums: list[int] = []
+    read_checks = constraints._file_constraints
+    read_enum = engine.find_mode_model
+
+    def spy_checks(source, *rest):  # type: ignore[no-untyped-def]
+        checked.append(Path(source.path).name)
+        return read_checks(source, *rest)
+
+    def spy_enum(*args):  # type: ignore[no-untyped-def]
+        enums.append(1)
+        return read_enum(*args)
+
+    monkeypatch.setattr(constraints, "_file_constraints", spy_checks)
+    monkeypatch.setattr(engine, "find_mode_model", spy_enum)
+    edited = tree / "checks_1.py"
+    edited.write_text(CHECK.format(n=3))
+    after = _doc([str(tree)], cached)
+    assert checked == ["checks_1.py"] and enums == []
+    checked.clear()
+    uncached = _doc([str(tree)], Config())
+    every = sorted(checked)
+    assert "checks_2.py" in every and enums, "the uncached scan reads them all"
+    assert after == uncached
+    # A new registered name: every file's checks are read again.
+    checked.clear()
+    enums.clear()
+    (tree / "registry.py").write_text(
+        REGISTRY + REGISTRY.replace("alpha", "beta").replace("Alpha", "Beta")
+    )
+    _doc([str(tree)], cached)
+    assert sorted(checked) == every and enums == []
+    # An edited enum: the mode model is read again.
+    checked.clear()
+    enum = tree / "runtime" / "forward_mode.py"
+    enum.write_text(enum.read_text() + "\n\ndef describe(mode):\n    return mode.name\n")
+    again = _doc([str(tree)], cached)
+    assert enums == [1]
+    assert checked == [], "the same mode model: the checks come from the cache"
+    enums.clear()
+    assert again == _doc([str(tree)], Config())
 
 
 def test_rejected_files_are_not_read_again_until_they_change(

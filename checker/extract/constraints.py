@@ -30,6 +30,8 @@ from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idxcheck.readings import FileReadings
 else:
     cst = lazy_module("libcst")
 
@@ -87,37 +89,59 @@ def constraints_forced(text: str) -> re.Match[str] | None:
     return _FORCED.search(text)
 
 
-def read_constraints(files: Iterable[SourceFile], ctx: ScanContext) -> TreeConstraints:
+def read_constraints(
+    files: Iterable[SourceFile], ctx: ScanContext, readings: FileReadings | None = None
+) -> TreeConstraints:
+    """The backends' argument checks and the forced draft-token count, read file by file
+    (each file's reading from `readings` while its text and the registry are unchanged)."""
     files = list(files)
     result = TreeConstraints(registry=read_registry(files))
     names = set(result.registry)
     for source in files:
         if "raise" not in source.text or "speculative" not in source.text:
             continue
-        forced = constraints_forced(source.text)
-        if forced:
-            line = source.text.count("\n", 0, forced.start()) + 1
-            result.citations.append(
-                TreeConstraint(
-                    TRUE,
-                    "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
-                    Span(source.path, line, 0, line, 0),
-                )
-            )
-        if not any(f'"{name}"' in source.text for name in names):
-            continue
-        for block in source.blocks:
-            if block.kind != "def":
-                continue
-            text = source.block_text(block)
-            if "raise" not in text or not any(f'"{name}"' in text for name in names):
-                continue
-            try:
-                fn = source.function_source(block)
-            except SourceError:
-                continue
-            _read_function(fn, ctx, names, result)
+        found: FileConstraints | None = readings.get(source) if readings is not None else None
+        if found is None:
+            found = _file_constraints(source, ctx, names)
+            if readings is not None:
+                readings.put(source, found)
+        citations, per_backend = found
+        result.citations.extend(citations)
+        for backend, stated in per_backend.items():
+            result.per_backend.setdefault(backend, []).extend(stated)
     return result
+
+
+# A file's reading: its citations, and its constraints per backend.
+FileConstraints = tuple[list[TreeConstraint], dict[str, list[TreeConstraint]]]
+
+
+def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> FileConstraints:
+    result = TreeConstraints()
+    forced = constraints_forced(source.text)
+    if forced:
+        line = source.text.count("\n", 0, forced.start()) + 1
+        result.citations.append(
+            TreeConstraint(
+                TRUE,
+                "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
+                Span(source.path, line, 0, line, 0),
+            )
+        )
+    if not any(f'"{name}"' in source.text for name in names):
+        return result.citations, result.per_backend
+    for block in source.blocks:
+        if block.kind != "def":
+            continue
+        text = source.block_text(block)
+        if "raise" not in text or not any(f'"{name}"' in text for name in names):
+            continue
+        try:
+            fn = source.function_source(block)
+        except SourceError:
+            continue
+        _read_function(fn, ctx, names, result)
+    return result.citations, result.per_backend
 
 
 def _read_function(
