@@ -120,3 +120,27 @@ def test_the_tree_facts_of_a_release_have_a_stable_digest(tmp_path: Path) -> Non
         )
         digests.add(done.stdout.strip())
     assert len(digests) == 1 and len(next(iter(digests))) == 64  # not the text fallback
+
+
+def test_facts_the_digest_cannot_render_key_the_analyses_by_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the facts held an object without a stable rendering, a cached scan would still give
+    the uncached report: the analyses are keyed by the facts' text key instead."""
+    from idxcheck import engine
+    from idxcheck.config import Config
+    from idxcheck.report.json_format import to_dict
+
+    def refuse(value: object) -> str:
+        raise TypeError("no stable digest for a test object")
+
+    def report(config: Config) -> dict[str, object]:
+        doc = to_dict(engine.scan(["fixtures/bugs", "fixtures/runtime"], config))
+        doc.pop("stats", None)
+        return doc
+
+    monkeypatch.setattr(engine, "stable_digest", refuse)
+    cached = Config(cache_dir=str(tmp_path / "cache"))
+    first = report(cached)
+    assert first["findings"]
+    assert report(cached) == first == report(Config())
