@@ -51,7 +51,7 @@ from idxcheck.kernels import (
     launchers_signature,
 )
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
-from idxcheck.readings import FileReadings
+from idxcheck.readings import FileReadings, store_reading, stored_reading
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
 from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
 from idxcheck.solve.types import SolveResult
@@ -272,6 +272,14 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
 # Tree-wide facts
 
 
+def header_base_names(source: SourceFile, block: Block) -> set[str]:
+    """The words in a class header's base list (`class A(mod.B, C):` -> mod, B, C): a text
+    reading, before any parse, that over-approximates the base names."""
+    header = source.header_text(block)
+    base_list = header.split("(", 1)[1] if "(" in header else ""
+    return set(re.findall(r"\w+", base_list))
+
+
 class ClassIndex:
     """Classes of the scanned tree by name: the same file first, then a name unique in the tree."""
 
@@ -301,37 +309,35 @@ class ClassIndex:
         finally:
             self._asked = None
 
+    def _choose(self, name: str, near: object) -> tuple[SourceFile, Block] | None:
+        candidates = self._blocks.get(name, [])
+        local = [c for c in candidates if c[0] is near]
+        return local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+
     def inherited_size(self, source: SourceFile) -> int:
         """Characters of the class blocks in other files that `source`'s classes inherit from
-        (transitively, by the names in their base lists): an analysis of `source` parses and
-        interprets them too, so they weigh on its cost (`idxcheck.workers.jobs_for`)."""
+        (transitively, by the names in their base lists, chosen as `lookup` chooses): an
+        analysis of `source` parses and interprets them too, so they weigh on its cost
+        (`idxcheck.workers.jobs_for`)."""
         seen: set[tuple[int, Block]] = set()
         pending = [(source, b) for b in source.blocks if b.kind == "class"]
         size = 0
         while pending:
             owner, block = pending.pop()
-            header = owner.header_text(block)
-            base_list = header.split("(", 1)[1] if "(" in header else ""
-            for name in set(re.findall(r"\w+", base_list)):
-                candidates = self._blocks.get(name, [])
-                local = [c for c in candidates if c[0] is owner]
-                chosen = local or (candidates if len(candidates) == 1 else [])
-                for base_source, base in chosen[:1]:
-                    key = (id(base_source), base)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    pending.append((base_source, base))
-                    if base_source is not source:
-                        size += len(base_source.block_text(base))
+            for name in header_base_names(owner, block):
+                chosen = self._choose(name, owner)
+                if chosen is None or (id(chosen[0]), chosen[1]) in seen:
+                    continue
+                seen.add((id(chosen[0]), chosen[1]))
+                pending.append(chosen)
+                if chosen[0] is not source:
+                    size += len(chosen[0].block_text(chosen[1]))
         return size
 
     def lookup(self, name: str, near: object) -> object:
         if self._asked is not None:
             self._asked.add(name)
-        candidates = self._blocks.get(name, [])
-        local = [c for c in candidates if c[0] is near]
-        chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+        chosen = self._choose(name, near)
         if chosen is None:
             return None
         chosen[0].keep_parse(chosen[1])
@@ -1118,9 +1124,7 @@ def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> fro
     for source in tree.files:
         for block in source.blocks:
             if block.kind == "class":
-                header = source.header_text(block)
-                base_list = header.split("(", 1)[1] if "(" in header else ""
-                headers.append((source.path, block.name, set(re.findall(r"\w+", base_list))))
+                headers.append((source.path, block.name, header_base_names(source, block)))
     grew = True
     while grew:
         grew = False
@@ -1266,18 +1270,11 @@ def _cached_mode_model(
         return find_mode_model(tree, profile)
     holders = [f"{s.path}\0{digest(s.text)}" for s in tree.files if "class ForwardMode" in s.text]
     key = digest("mode-model", inputs, *holders)
-    stored = cache.get_part(key)
-    if stored is not None:
-        try:
-            model: ModeModel
-            errors: list[FileError]
-            model, errors = pickle.loads(stored)
-            return model, errors
-        except Exception:
-            pass  # written by another layout of these classes: read the enum again
-    model, errors = find_mode_model(tree, profile)
-    cache.put_part(key, pickle.dumps((model, errors), protocol=pickle.HIGHEST_PROTOCOL))
-    return model, errors
+    stored: tuple[ModeModel, list[FileError]] | None = stored_reading(cache, key)
+    if stored is None:
+        stored = find_mode_model(tree, profile)
+        store_reading(cache, key, stored)
+    return stored
 
 
 def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
@@ -1576,7 +1573,9 @@ def runtime_model_from_tree(
             continue
         reading: RunnerReading | None = runners.get(source) if runners is not None else None
         if reading is None:
-            reading = _read_runners(source, blocks, profile, modes, dataclasses, width_defs)
+            reading = _read_runners(
+                source, blocks, profile, modes, dataclasses, width_defs, default.phase_widths
+            )
             if runners is not None:
                 runners.put(source, reading)
         widths, errors = reading
@@ -1597,13 +1596,14 @@ def _read_runners(
     modes: ModeModel,
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
+    phase_widths: Mapping[str, Term],
 ) -> RunnerReading:
     """The widths of one file's runner classes, with the errors met reading them."""
     ctx = ScanContext(
         profile,
         modes,
         dataclasses.resolver(source),
-        dict(default_runtime_model(profile).phase_widths),
+        dict(phase_widths),
         frozenset(b.name for b in source.blocks if b.kind == "def"),
         width_defs,
     )

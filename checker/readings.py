@@ -26,13 +26,23 @@ class FileReadings:
 
     def get(self, source: SourceFile) -> Any:
         """What was read from this text, or None."""
-        stored = self.cache.get_part(self.key(source))
-        if stored is None:
-            return None
-        try:
-            return pickle.loads(stored)
-        except Exception:
-            return None  # written by another layout of these classes: read again
+        return stored_reading(self.cache, self.key(source))
 
     def put(self, source: SourceFile, reading: object) -> None:
-        self.cache.put_part(self.key(source), pickle.dumps(reading, pickle.HIGHEST_PROTOCOL))
+        store_reading(self.cache, self.key(source), reading)
+
+
+def stored_reading(cache: Cache, key: str) -> Any:
+    """The reading stored under `key`, or None (also for one pickled by another layout of
+    these classes: it is read again)."""
+    stored = cache.get_part(key)
+    if stored is None:
+        return None
+    try:
+        return pickle.loads(stored)
+    except Exception:
+        return None
+
+
+def store_reading(cache: Cache, key: str, reading: object) -> None:
+    cache.put_part(key, pickle.dumps(reading, pickle.HIGHEST_PROTOCOL))
