@@ -35,6 +35,24 @@ def test_fixture_reports_are_identical_for_any_number_of_workers() -> None:
     assert _report(paths, 3) == one
 
 
+def test_small_files_share_a_task_and_the_report_stays_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sources = [SourceFile(f"{n}.py", "#" * size) for n, size in enumerate((90, 50, 40, 30, 20))]
+    order = list(range(len(sources)))
+    monkeypatch.setattr(workers, "TASK_BYTES", 70)
+    # The first file of each worker alone; the rest together while they fit (40 + 30, 20).
+    assert workers._tasks(order, sources, 2) == [(0,), (1,), (2, 3), (4,)]
+    assert workers._tasks(order, sources, 1) == [(0,), (1,), (2, 3), (4,)]
+    assert workers._tasks(order, sources, 5) == [(i,) for i in order]
+    monkeypatch.setattr(workers, "TASK_BYTES", 10_000)
+    assert workers._tasks(order, sources, 2) == [(0,), (1,), (2, 3, 4)]
+    paths = [str(FIXTURES / name) for name in ("bugs", "correct", "runtime", "kernels")]
+    grouped = _report(paths, 2)  # 19 of the 21 fixture files to analyse in one task
+    monkeypatch.setattr(workers, "TASK_BYTES", 0)
+    assert _report(paths, 2) == grouped  # a task per file
+
+
 def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatch) -> None:
     small = [SourceFile("a.py", "x = 1\n"), SourceFile("b.py", "y = 2\n")]
     large = [SourceFile(f"{n}.py", "#" * workers.MIN_PARALLEL_BYTES) for n in "abc"]
