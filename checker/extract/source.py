@@ -98,6 +98,27 @@ def cpython_check(text: str) -> ast.Module | SyntaxError:
     return tree
 
 
+def _trusted(_node: object) -> None:
+    return None
+
+
+def parse_module(text: str) -> cst.Module:
+    """libcst's tree of `text`, built without validating each node as it is made.
+
+    Every libcst node checks its fields in `__post_init__` (its whitespace by regular
+    expression, its parentheses, ...): a check for trees built by hand, which the parser's
+    own trees pass by construction. It cost a sixth of parsing (0.38 against 0.32 s for a
+    220 KB backend, best of 5), and parsing is a third of a cold scan. Trees built by hand
+    here (positions) are still validated: the check is off during the parse only."""
+    base = cst.CSTNode
+    validate = base.__post_init__
+    base.__post_init__ = _trusted  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        base.__post_init__ = validate  # type: ignore[method-assign]
+
+
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
@@ -503,7 +524,7 @@ class SourceFile:
         if isinstance(cpython, ast.Module):
             self._cpython[block] = (cpython, block.start_line - 1)
         try:
-            module = cst.parse_module(text)
+            module = parse_module(text)
             if len(module.body) == 1:
                 node = module.body[0]
                 self._indent_units[block] = module.default_indent
@@ -570,7 +591,7 @@ class SourceFile:
             if isinstance(cpython, ast.Module):
                 self._cpython[None] = (cpython, 0)
             try:
-                self._whole = cst.parse_module(self.text)
+                self._whole = parse_module(self.text)
             except cst.ParserSyntaxError as exc:
                 if isinstance(cpython, SyntaxError):  # clearer, and on the right line
                     raise SourceError(_syntax_error(cpython)) from None
