@@ -112,7 +112,7 @@ def parse_module(text: str) -> cst.Module:
     here (positions) are still validated: the check is off during the parse only."""
     base = cst.CSTNode
     validate = base.__post_init__
-    base.__post_init__ = _trusted  # type: ignore[method-assign]
+    base.__post_init__ = _trusted  # type: ignore[method-assign,assignment]
     try:
         return cst.parse_module(text)
     finally:
