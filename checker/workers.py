@@ -4,8 +4,9 @@ The tree facts (modes, runners, widths, kernels) are read once, in the parent; t
 forked after that, so they inherit them without pickling a syntax tree or a symbolic term.
 Each worker analyses whole files (one large one, or several small ones) and returns their
 `FilePart`s, which are plain data; the parent merges the parts in file order, so the result
-is the same with one worker or many, in whatever order the workers finish. Each worker has its own solver and its own connection to
-the verdict cache (SQLite in WAL mode takes concurrent writers).
+is the same with one worker or many, in whatever order the workers finish. Each worker has
+its own solver and its own connection to the verdict cache (SQLite in WAL mode takes
+concurrent writers).
 
 The parts that the cache holds (`idxcheck.parts`) are read in the parent first; only the
 files to analyse go to workers. Where `fork` is not available, or there is too little to
