@@ -5,9 +5,12 @@ with git's own message."""
 from __future__ import annotations
 
 import os
-import subprocess
-import tarfile
-import tempfile
+from typing import TYPE_CHECKING
+
+# subprocess, tarfile and tempfile are loaded on use: a pre-commit run with a project file
+# loads this module (for `GitError`) and runs no git at all; the three cost it 10 ms.
+if TYPE_CHECKING:
+    import subprocess
 
 
 class GitError(Exception):
@@ -15,6 +18,8 @@ class GitError(Exception):
 
 
 def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
+    import subprocess
+
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except FileNotFoundError:
@@ -43,6 +48,10 @@ def exists_at(top: str, commit: str, rel: str) -> bool:
 
 def export(top: str, commit: str, rels: list[str], target: str) -> None:
     """Write the files of `commit` under the given paths (relative to `top`) into `target`."""
+    import subprocess
+    import tarfile
+    import tempfile
+
     specs = [r for r in rels if r not in ("", ".")]
     with tempfile.TemporaryFile() as archive:
         proc = subprocess.run(
