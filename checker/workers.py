@@ -15,7 +15,6 @@ analyse for a worker to pay off, the parts are computed in this process."""
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,6 +63,11 @@ def jobs_for(
     """Worker processes for a scan: `requested` if positive, else one per CPU up to
     MAX_AUTO_JOBS; one when the candidates (with the classes they inherit, where `classes`
     is given) are too small to share, or fork is missing."""
+    if not sources:
+        return 1  # every part from the cache
+    # Loaded here: a run whose parts all come from the cache forks nothing (5 ms of imports).
+    import multiprocessing
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if requested > 0:
@@ -112,6 +116,8 @@ def analyse_parts(
     order = sorted(todo, key=lambda i: -len(sources[i].text))
     tasks = _tasks(order, sources, jobs)
     try:
+        import multiprocessing
+
         import idxcheck.solve.solver  # noqa: F401  (loaded once, before the forks)
 
         load_now(lazy_module("libcst"))

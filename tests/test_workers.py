@@ -61,7 +61,10 @@ def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatc
     assert workers.jobs_for(0, large) == min(cpus or 1, workers.MAX_AUTO_JOBS, len(large))
     assert workers.jobs_for(2, small) == 2  # asked for: used even on small input
     assert workers.jobs_for(8, small) == 2  # never more workers than files
-    monkeypatch.setattr(workers.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert workers.jobs_for(2, []) == 1  # nothing to analyse: every part from the cache
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert workers.jobs_for(2, large) == 1  # without fork the parts are computed here
 
 
