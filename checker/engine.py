@@ -1209,7 +1209,7 @@ def cached_tree_facts(
 ) -> tuple[FactBundle, str]:
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
     the errors met reading them, and their `stable_digest`; from the cache under `key`
-    (`tree_facts_key`) when no file they depend on changed, which spares a pre-commit run most
+    (the first of `tree_keys`) when no file they depend on changed, which spares a pre-commit run most
     of its parsing. Otherwise read again, the mode model, each runner file's widths and each
     file's argument checks from the cache while their files and what every reading of their
     kind depends on (`inputs` of `tree_keys`, the mode model, the registry) are unchanged."""
@@ -1277,10 +1277,6 @@ def _cached_mode_model(
     return stored
 
 
-def tree_facts_key(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> str:
-    return tree_keys(tree, config, profile, cache)[0]
-
-
 def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) -> tuple[str, str]:
     """Two keys from one pass over the tree (each file's dataclasses are read once):
 
@@ -1326,10 +1322,10 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
 
 def context_key(inputs: str, facts_value: str, launchers: dict[str, Launcher]) -> str:
     """What every file's analysis depends on beyond the file and the classes it looks up
-    (`TreeFacts.context_key`): the inputs of `tree_keys`, the kernel launchers, and the tree facts by
-    their value (`stable_digest`), not by the text they were read from, so that an edit of a
-    file the facts are read from leaves the other files' cached analyses valid while the
-    facts stay the same."""
+    (`TreeFacts.context_key`): the inputs of `tree_keys`, the kernel launchers, and the tree
+    facts by their value (`stable_digest`), not by the text they were read from, so that an
+    edit of a file the facts are read from leaves the other files' cached analyses valid while
+    the facts stay the same."""
     return digest("context", inputs, facts_value, launchers_signature(launchers))
 
 

@@ -33,7 +33,7 @@ def _facts_key(root: Path, tmp_path: Path) -> str:
     config = Config()
     profile = load_profile(config.profile)
     tree = engine.load_tree([str(root)], config, profile)
-    return engine.tree_facts_key(tree, config, profile, Cache(tmp_path, solver_version()))
+    return engine.tree_keys(tree, config, profile, Cache(tmp_path, solver_version()))[0]
 
 
 @pytest.fixture
