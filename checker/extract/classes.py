@@ -105,17 +105,28 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         collector.run(fn, collector.entry_args(fn))
         for attr, values in collector.self_writes.items():
             written.setdefault(attr, []).extend(values)
-    for name, fn in methods.items():
-        if name != "__init__" and not _writes_self(fn) and _writes_in_place(fn):
-            collector.run(fn, collector.entry_args(fn))
+    preallocated: dict[str, Value] = {}
     forward_state: set[str] = set()
     for attr, values in written.items():
         distinct = list(dict.fromkeys(values))
         if len(distinct) == 1 and _resolvable_attribute(distinct[0]):
-            attrs[attr] = _unless_refilled(attr, distinct[0], collector.refilled)
+            preallocated[attr] = distinct[0]
         else:
             forward_state.add(attr)
             attrs.pop(attr, None)
+    # The methods that only write in place are run for the names they refill, which matter
+    # only for the preallocations' names: none left to learn (most classes preallocate
+    # nothing), none of these runs (a sixth of the interpretation of SGLang 0.5.23).
+    consulted: set[str] = set()
+    for attr, value in preallocated.items():
+        _refill_names(attr, value, consulted)
+    for name, fn in methods.items():
+        if consulted <= collector.refilled:
+            break
+        if name != "__init__" and not _writes_self(fn) and _writes_in_place(fn):
+            collector.run(fn, collector.entry_args(fn))
+    for attr, value in preallocated.items():
+        attrs[attr] = _unless_refilled(attr, value, collector.refilled)
 
     entries = entry_points(methods, ctx)
     facts.entries = [fn.name for fn in entries]
@@ -145,6 +156,17 @@ def _unless_refilled(name: str, value: Value, refilled: set[str]) -> Value:
     if isinstance(value, TupleV):
         return TupleV(tuple(_unless_refilled(name, v, refilled) for v in value.items))
     return value
+
+
+def _refill_names(name: str, value: Value, into: set[str]) -> None:
+    """The names `_unless_refilled` looks up in the refilled set for `value` under `name`."""
+    into.add(name)
+    if isinstance(value, DictV):
+        for key, item in value.items:
+            _refill_names(key, item, into)
+    elif isinstance(value, TupleV):
+        for item in value.items:
+            _refill_names(name, item, into)
 
 
 _IN_PLACE = re.compile(r"\]\s*=[^=]|\.copy_\(")
