@@ -10,7 +10,7 @@ import os
 import pickle
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from idxcheck.extract.classes import (
     read_mode_model,
 )
 from idxcheck.extract.constraints import (
+    FileConstraints,
     TreeConstraint,
     TreeConstraints,
     constraints_forced,
@@ -1232,8 +1233,9 @@ def cached_tree_facts(
             runners = FileReadings(cache, "runner-file", digest(inputs, stable_digest(modes)))
         except TypeError:
             pass  # a mode model the digest cannot render: read every runner
-    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
-    phase_widths = dict(runtime.phase_widths)
+    # The runners' reading changes the widths per mode only: the phase widths the argument
+    # checks are read with are the profile's, so that they can be read while the runners are.
+    phase_widths = dict(default_runtime_model(profile).phase_widths)
     checks = None
     if cache is not None and inputs is not None:
         try:
@@ -1245,10 +1247,19 @@ def cached_tree_facts(
             )
         except TypeError:
             pass  # something the digest cannot render: read every file's checks
+    from idxcheck.workers import in_background
+
+    def elsewhere(
+        compute: Callable[[], list[FileConstraints]], work: int
+    ) -> Callable[[], list[FileConstraints]]:
+        return in_background(compute, work, config.jobs, cache)
+
     constraints = read_constraints(
-        tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks
+        tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere
     )
-    bundle = (modes, runtime, constraints, found.errors)
+    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
+    assert runtime.phase_widths == phase_widths
+    bundle = (modes, runtime, constraints(), found.errors)
     if cache is None or key is None:
         return bundle, ""  # nothing is cached: no key needs the value
     try:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar, cast
 
 from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
@@ -50,11 +51,18 @@ TASK_BYTES = 400_000
 # with the worker (peak RSS of a worker the same, 165 MB).
 WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
 
+# A computation run in a process of its own while the parent goes on (`in_background`) pays
+# for the fork and the pickling of its value past this many characters of source to read.
+MIN_BACKGROUND_BYTES = 200_000
+
+T = TypeVar("T")
+
 # Set in the parent just before the fork: the workers read them from their copy of memory.
 _SOURCES: Sequence[SourceFile] = ()
 _FACTS: TreeFacts | None = None
 _CACHE_DIR: str | None = None
 _CHECKER: Checker | None = None
+_BACKGROUND: Callable[[], object] | None = None
 
 
 def jobs_for(
@@ -164,3 +172,56 @@ def _work(task: tuple[int, ...]) -> list[tuple[int, FilePart]]:
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
     return [(index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)) for index in task]
+
+
+def in_background(
+    compute: Callable[[], T], work: int, jobs: int, cache: Cache | None = None
+) -> Callable[[], T]:
+    """`compute` started in a forked process, which reads about `work` characters of source,
+    while this one goes on; the function returned waits for its value. Computed in this
+    process instead (when that function is called) for `-j 1`, on one CPU, without `fork`,
+    or for too little work. `compute` must leave the cache alone: `cache`'s connection is
+    closed before the fork (it reopens on next use), and its value must pickle."""
+    if jobs == 1 or work < MIN_BACKGROUND_BYTES or _cpus() < 2:
+        return compute
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return compute
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if cache is not None:
+        cache.close()
+    global _BACKGROUND
+    _BACKGROUND = compute
+    gc.freeze()  # as for the workers: the child's collections leave the parent's pages alone
+    try:
+        # The process is forked by `submit` (for the fork method, all at the first submit).
+        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        future = executor.submit(_background)
+    finally:
+        gc.unfreeze()
+        _BACKGROUND = None
+
+    def result() -> T:
+        try:
+            return cast(T, future.result())  # the value of `compute`, through `_background`
+        except BrokenProcessPool:
+            return compute()  # the process died (killed, out of memory): compute it here
+        finally:
+            executor.shutdown()
+
+    return result
+
+
+def _background() -> object:
+    assert _BACKGROUND is not None
+    keep_interned_nodes()  # this process computes one thing and exits
+    return _BACKGROUND()
+
+
+def _cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

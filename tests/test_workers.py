@@ -119,3 +119,77 @@ def test_a_worker_keeps_interned_nodes_and_still_interns() -> None:
         [sys.executable, "-c", KEEP_NODES], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_background_computation_runs_in_another_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    pending = workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 0)
+    assert pending() != os.getpid()
+
+
+def test_a_background_computation_stays_here_where_it_would_not_pay_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    small = workers.MIN_BACKGROUND_BYTES - 1
+    assert workers.in_background(os.getpid, small, 0) is os.getpid
+    assert workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 1) is os.getpid
+    monkeypatch.setattr(workers, "_cpus", lambda: 1)
+    assert workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 0) is os.getpid
+
+
+def test_a_background_process_that_dies_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    parent = os.getpid()
+
+    def compute() -> str:
+        if os.getpid() != parent:
+            os._exit(3)  # killed, out of memory: no value comes back
+        return "here"
+
+    assert workers.in_background(compute, workers.MIN_BACKGROUND_BYTES, 0)() == "here"
+
+
+ARGUMENT_CHECKS = """def check_{n}(server_args):
+    if server_args.attention_backend == "alpha":
+        if server_args.speculative_eagle_topk > {n}:
+            raise ValueError("speculative decoding on alpha needs topk at most {n}")
+"""
+
+
+def test_argument_checks_read_in_background_are_those_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from idxcheck.extract import constraints
+    from idxcheck.extract.interpreter import ScanContext
+    from idxcheck.extract.modes import mode_model_from_profile
+    from idxcheck.profile import load_profile
+
+    registry = '@register_attention_backend("alpha")\ndef make(runner):\n    return Alpha(runner)\n'
+    padding = "# " + "x" * 78 + "\n"  # enough source for a process of its own to pay off
+    files = [SourceFile.from_bytes("registry.py", registry.encode())]
+    for n in range(1, 4):
+        text = ARGUMENT_CHECKS.format(n=n) + padding * 1_000
+        files.append(SourceFile.from_bytes(f"checks_{n}.py", text.encode()))
+    profile = load_profile("sglang")
+    ctx = ScanContext(profile, mode_model_from_profile(profile), lambda _n: None, {})
+    here = constraints.read_constraints(files, ctx)()
+    assert len(here.per_backend["alpha"]) == 3
+
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    read_here: list[str] = []
+    original = constraints._file_constraints
+
+    def spy(source: SourceFile, *rest: object) -> object:
+        read_here.append(source.path)  # a forked process appends to its own copy
+        return original(source, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(constraints, "_file_constraints", spy)
+
+    def elsewhere(compute, work):  # type: ignore[no-untyped-def]
+        return workers.in_background(compute, work, 0)
+
+    assert constraints.read_constraints(files, ctx, None, elsewhere)() == here
+    assert read_here == []

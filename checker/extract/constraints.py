@@ -17,7 +17,7 @@ Each constraint keeps the place it was read from, so a finding can cite it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,15 @@ class TreeConstraints:
         return found
 
 
+# A file's reading: its citations, and its constraints per backend.
+FileConstraints = tuple[list[TreeConstraint], dict[str, list[TreeConstraint]]]
+# Starts a computation that reads about so many characters of source, perhaps in another
+# process (`idxcheck.workers.in_background`); what it returns gives the computation's value.
+Elsewhere = Callable[
+    [Callable[[], list[FileConstraints]], int], Callable[[], list[FileConstraints]]
+]
+
+
 def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
     registry: dict[str, set[str]] = {}
     for source in files:
@@ -90,30 +99,49 @@ def constraints_forced(text: str) -> re.Match[str] | None:
 
 
 def read_constraints(
-    files: Iterable[SourceFile], ctx: ScanContext, readings: FileReadings | None = None
-) -> TreeConstraints:
+    files: Iterable[SourceFile],
+    ctx: ScanContext,
+    readings: FileReadings | None = None,
+    elsewhere: Elsewhere | None = None,
+) -> Callable[[], TreeConstraints]:
     """The backends' argument checks and the forced draft-token count, read file by file
-    (each file's reading from `readings` while its text and the registry are unchanged)."""
+    (each file's reading from `readings` while its text and the registry are unchanged).
+
+    Returns a function that gives them. `elsewhere`, where given, runs the reading of the
+    files `readings` does not hold in another process while the caller goes on (the tree
+    facts read the runners meanwhile); the readings are stored by the caller's process."""
     files = list(files)
-    result = TreeConstraints(registry=read_registry(files))
-    names = set(result.registry)
-    for source in files:
-        if "raise" not in source.text or "speculative" not in source.text:
-            continue
-        found: FileConstraints | None = readings.get(source) if readings is not None else None
-        if found is None:
-            found = _file_constraints(source, ctx, names)
-            if readings is not None:
-                readings.put(source, found)
-        citations, per_backend = found
-        result.citations.extend(citations)
-        for backend, stated in per_backend.items():
-            result.per_backend.setdefault(backend, []).extend(stated)
-    return result
+    registry = read_registry(files)
+    names = set(registry)
+    candidates = [s for s in files if "raise" in s.text and "speculative" in s.text]
+    stored: list[FileConstraints | None] = [
+        readings.get(source) if readings is not None else None for source in candidates
+    ]
+    todo = [source for source, found in zip(candidates, stored, strict=True) if found is None]
 
+    def read() -> list[FileConstraints]:
+        return [_file_constraints(source, ctx, names) for source in todo]
 
-# A file's reading: its citations, and its constraints per backend.
-FileConstraints = tuple[list[TreeConstraint], dict[str, list[TreeConstraint]]]
+    # Only the files whose text quotes a registered name are parsed: the others cost nothing
+    # to read here, and a process of its own would cost more than them.
+    work = sum(len(s.text) for s in todo if any(f'"{name}"' in s.text for name in names))
+    pending = elsewhere(read, work) if elsewhere is not None else read
+
+    def gather() -> TreeConstraints:
+        fresh = iter(pending())
+        result = TreeConstraints(registry=registry)
+        for source, found in zip(candidates, stored, strict=True):
+            if found is None:
+                found = next(fresh)
+                if readings is not None:
+                    readings.put(source, found)
+            citations, per_backend = found
+            result.citations.extend(citations)
+            for backend, stated in per_backend.items():
+                result.per_backend.setdefault(backend, []).extend(stated)
+        return result
+
+    return gather
 
 
 def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> FileConstraints:
