@@ -320,20 +320,30 @@ class ClassIndex:
         (transitively, by the names in their base lists, chosen as `lookup` chooses): an
         analysis of `source` parses and interprets them too, so they weigh on its cost
         (`idxcheck.workers.jobs_for`)."""
+        return sum(
+            len(owner.block_text(block))
+            for owner, block in self.inherited_blocks(source, source.blocks)
+            if owner is not source
+        )
+
+    def inherited_blocks(
+        self, source: SourceFile, blocks: Iterable[Block]
+    ) -> list[tuple[SourceFile, Block]]:
+        """The class blocks that the classes among `blocks` (of `source`) inherit from,
+        transitively, in this file or others, chosen as `lookup` chooses."""
         seen: set[tuple[int, Block]] = set()
-        pending = [(source, b) for b in source.blocks if b.kind == "class"]
-        size = 0
+        found: list[tuple[SourceFile, Block]] = []
+        pending = [(source, b) for b in blocks if b.kind == "class"]
         while pending:
             owner, block = pending.pop()
-            for name in header_base_names(owner, block):
+            for name in sorted(header_base_names(owner, block)):
                 chosen = self._choose(name, owner)
                 if chosen is None or (id(chosen[0]), chosen[1]) in seen:
                     continue
                 seen.add((id(chosen[0]), chosen[1]))
                 pending.append(chosen)
-                if chosen[0] is not source:
-                    size += len(chosen[0].block_text(chosen[1]))
-        return size
+                found.append(chosen)
+        return found
 
     def lookup(self, name: str, near: object) -> object:
         if self._asked is not None:
@@ -1414,13 +1424,13 @@ def _scan_tree(
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]
     forget_specialisations()
-    for source in tree.files:
-        source.forget_parses()  # the facts are read: workers start lean and parse what they use
     if cache is not None:
         cache.close()  # a connection must not cross a fork; it reopens on next use
     from idxcheck.workers import analyse_parts
 
-    merge_parts(analyse_parts(sources, facts, cache), result)
+    # The facts are read: their trees are dropped (`analyse_parts` keeps those its workers
+    # share), so that workers start lean and parse what they use.
+    merge_parts(analyse_parts(sources, facts, cache, tree.files), result)
     result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
     result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
     result.outcomes.sort(

@@ -22,7 +22,7 @@ from typing import TypeVar, cast
 
 from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
-from idxcheck.extract.source import SourceFile
+from idxcheck.extract.source import Block, SourceError, SourceFile
 from idxcheck.lazy_import import lazy_module, load_now
 from idxcheck.parts import analysed_part, stored_part
 from idxcheck.sym.node import keep_interned_nodes
@@ -56,6 +56,11 @@ WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
 MIN_BACKGROUND_BYTES = 200_000
 
 T = TypeVar("T")
+
+# A class that this many tasks would each parse is parsed once before the workers fork: the
+# parse costs one core's time in the parent where it would have cost that many parses spread
+# over the workers (about two of them per core).
+SHARED_PARSE_TASKS = 3
 
 # Set in the parent just before the fork: the workers read them from their copy of memory.
 _SOURCES: Sequence[SourceFile] = ()
@@ -99,8 +104,13 @@ def _work_size(sources: Sequence[SourceFile], classes: ClassIndex | None) -> int
 
 
 def analyse_parts(
-    sources: Sequence[SourceFile], facts: TreeFacts, cache: Cache | None
+    sources: Sequence[SourceFile],
+    facts: TreeFacts,
+    cache: Cache | None,
+    loaded: Sequence[SourceFile] = (),
 ) -> list[FilePart]:
+    """Each source's part, from the cache or analysed. The trees parsed so far in `loaded`
+    (the tree facts') are dropped first, but for the classes that workers share."""
     # The parts the cache holds are read here: workers are for the files to analyse (after
     # an edit, a whole-tree scan would otherwise fork a worker per file to read its part).
     parts: dict[int, FilePart] = {}
@@ -110,6 +120,13 @@ def analyse_parts(
             parts[index] = found
     todo = [i for i in range(len(sources)) if i not in parts]
     jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
+    tasks: list[tuple[int, ...]] = []
+    if jobs > 1:
+        # Largest first, so that the longest file does not start last.
+        tasks = _tasks(sorted(todo, key=lambda i: -len(sources[i].text)), sources, jobs)
+        _share_parses(tasks, sources, facts)
+    for source in loaded:
+        source.forget_parses()
     if jobs <= 1:
         checker = facts.checker(cache)
         for index in todo:
@@ -120,9 +137,6 @@ def analyse_parts(
     global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
     _SOURCES, _FACTS, _CHECKER = sources, facts, None
     _CACHE_DIR = str(cache.directory) if cache is not None else None
-    # Largest first, so that the longest file does not start last.
-    order = sorted(todo, key=lambda i: -len(sources[i].text))
-    tasks = _tasks(order, sources, jobs)
     try:
         import multiprocessing
 
@@ -142,6 +156,37 @@ def analyse_parts(
         gc.unfreeze()
         _SOURCES, _FACTS, _CACHE_DIR = (), None, None
     return [parts[i] for i in range(len(sources))]
+
+
+def _share_parses(
+    tasks: Sequence[tuple[int, ...]], sources: Sequence[SourceFile], facts: TreeFacts
+) -> None:
+    """Parse here, once, the classes that several tasks would each parse again: a worker is
+    forked from this process and finds their trees in its copy of memory. A class needed by
+    `SHARED_PARSE_TASKS` tasks or more (a base class that many backends inherit from) is
+    parsed here; one whose tree the tree facts left here (a runner) is kept for any task."""
+    demand: dict[tuple[int, Block], int] = {}
+    where: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
+    for task in tasks:
+        needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
+        for index in task:
+            source = sources[index]
+            analysed = source.blocks_containing(facts.hits.get(source.path, []))
+            for pair in (
+                *((source, b) for b in analysed if b.kind == "class"),
+                *facts.classes.inherited_blocks(source, analysed),
+            ):
+                needed[(id(pair[0]), pair[1])] = pair
+        for key, pair in needed.items():
+            demand[key] = demand.get(key, 0) + 1
+            where[key] = pair
+    for key, (owner, block) in where.items():
+        if demand[key] >= SHARED_PARSE_TASKS or owner.has_class_source(block):
+            try:
+                owner.class_source(block)
+            except SourceError:
+                continue  # the worker meets the same error and reports it
+            owner.keep_parse(block)
 
 
 def _tasks(order: Sequence[int], sources: Sequence[SourceFile], jobs: int) -> list[tuple[int, ...]]:

@@ -193,3 +193,48 @@ def test_argument_checks_read_in_background_are_those_read_here(
 
     assert constraints.read_constraints(files, ctx, None, elsewhere)() == here
     assert read_here == []
+
+
+BASE = """class Base:
+    def forward_decode(self, q):
+        return q
+"""
+CHILD = """class Child{n}(Base):
+    def init_forward_metadata(self, forward_batch):
+        self.qo_indptr = forward_batch.qo_indptr
+"""
+
+
+def test_classes_that_several_workers_would_parse_are_parsed_once_before_the_fork() -> None:
+    from types import SimpleNamespace
+
+    from idxcheck.engine import HitLines
+
+    base = SourceFile.from_bytes("base.py", BASE.encode())
+    children = [SourceFile.from_bytes(f"c{n}.py", CHILD.format(n=n).encode()) for n in range(4)]
+    hits = HitLines()
+    for child in children:
+        hits["c" + child.path[1:]] = [3]  # the `qo_indptr` line of each child class
+    facts = SimpleNamespace(hits=hits, classes=ClassIndex([base, *children]))
+    (block,) = base.blocks
+
+    workers._share_parses([(0,), (1,)], children, facts)  # type: ignore[arg-type]
+    assert not base.has_class_source(block), "two tasks: each worker parses it"
+    workers._share_parses([(0,), (1,), (2, 3)], children, facts)  # type: ignore[arg-type]
+    assert base.has_class_source(block), "three tasks: parsed here, kept through the fork"
+    base.forget_parses()
+    assert base.has_class_source(block)
+
+    runner = SourceFile.from_bytes("runner.py", BASE.replace("Base", "Runner").encode())
+    (runner_block,) = runner.blocks
+    runner.class_source(runner_block)  # as the tree facts parse a runner
+    facts = SimpleNamespace(hits=hits, classes=ClassIndex([runner, *children]))
+    workers._share_parses([(0,)], children, facts)  # type: ignore[arg-type]
+    runner.forget_parses()
+    assert not runner.has_class_source(runner_block), "no task needs it: dropped"
+    subclass = SourceFile.from_bytes("c0.py", CHILD.format(n=0).replace("Base", "Runner").encode())
+    runner.class_source(runner_block)
+    facts = SimpleNamespace(hits=hits, classes=ClassIndex([runner, subclass]))
+    workers._share_parses([(0,)], [subclass], facts)  # type: ignore[arg-type]
+    runner.forget_parses()
+    assert runner.has_class_source(runner_block), "parsed already and needed: kept"

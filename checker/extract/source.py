@@ -465,6 +465,10 @@ class SourceFile:
         inherit from is asked for again by each of them."""
         self._kept.add(block)
 
+    def has_class_source(self, block: Block) -> bool:
+        """Whether this class block's tree is at hand (parsed and not forgotten)."""
+        return block in self._classes
+
     def forget_parses(self) -> None:
         """Drop the syntax trees parsed so far, but the kept ones (they are parsed again if
         asked for): a scan keeps the trees of the file it analyses, not of every file it has
