@@ -180,9 +180,15 @@ class Prefilter:
         # (CPython's `in` is a fast search; `re` tries each alternative at each position).
         self.words = tuple(profile.prefilter)
         self.raw = tuple(word.encode() for word in self.words)
+        self.gates = _gates(self.raw)
 
     def matches(self, data: bytes) -> bool:
-        return any(word in data for word in self.raw)
+        """Whether one of the words occurs in `data`: the words of a gate are looked for only
+        where the gate occurs (nearly every file of a tree holds none)."""
+        for gate, words in self.gates:
+            if gate in data and (words == (gate,) or any(word in data for word in words)):
+                return True
+        return False
 
     def matches_text(self, text: str) -> bool:
         """The same test on the decoded text (the bytes of a file in another encoding than
@@ -219,6 +225,36 @@ class Prefilter:
         if found is None:
             found = self._role_words[word] = self.profile.role_of(word) is not None
         return found
+
+
+# A gate is at least this long: shorter ones (`max_`) occur in most files of a tree, and each
+# file that holds a gate is searched for its words too. On SGLang 0.5.23 (4,719 files, 68 MB),
+# 19 words took 0.46 s to search; gates of 5 or more characters (10 gates) 0.29 s, of 4 (6
+# gates) 0.38 s, of 6 (12 gates) 0.36 s.
+MIN_GATE = 5
+
+
+def _gates(words: Sequence[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """The words grouped under substrings they share (a file without a group's substring
+    holds none of its words): each time, the substring of at least MIN_GATE bytes that the
+    most remaining words hold (then the longest, then the first in byte order)."""
+    left = list(dict.fromkeys(words))
+    gates: list[tuple[bytes, tuple[bytes, ...]]] = []
+    while left:
+        holders: dict[bytes, int] = {}
+        for word in left:
+            parts = {
+                word[i:j]
+                for i in range(len(word))
+                for j in range(i + min(MIN_GATE, len(word)), len(word) + 1)
+            }
+            for part in parts:
+                holders[part] = holders.get(part, 0) + 1
+        gate = max(holders, key=lambda part: (holders[part], len(part), part))
+        group = tuple(word for word in left if gate in word)
+        gates.append((gate, group))
+        left = [word for word in left if gate not in word]
+    return tuple(gates)
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
