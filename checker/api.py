@@ -27,7 +27,8 @@ from idxcheck.pathmatch import path_matches, relative_posix
 
 if TYPE_CHECKING:
     from idxcheck import suppressions
-    from idxcheck.engine import LoadedTree
+    from idxcheck.engine import LoadedTree, Prefilter
+    from idxcheck.extract.source import SourceFile
 
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
 # that use them: a warm scan answered by `stamps` never loads them.
@@ -100,13 +101,30 @@ def scan(
     prefilter = Prefilter(profile)
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
     absolute = _absolute_paths(candidates)
-    for done, candidate in enumerate(candidates, start=1):
-        if rejected.get(absolute[done - 1]) == candidate.stamp:
-            tree.walked += 1  # rejected before, unchanged since: not read again
-        else:
-            load_file(candidate, tree, prefilter)
+    # Files rejected before and unchanged since are not read again.
+    to_read = [
+        c for c, path in zip(candidates, absolute, strict=True) if rejected.get(path) != c.stamp
+    ]
+    tree.walked += len(candidates) - len(to_read)
+    # The later half of a large tree is read in another process meanwhile.
+    later: list[Candidate] = []
+    if len(to_read) >= BACKGROUND_READ_FILES:
+        to_read, later = to_read[: len(to_read) // 2], to_read[len(to_read) // 2 :]
+    read_later = _read_elsewhere(later, prefilter, config.jobs) if later else None
+    for candidate in to_read:
+        load_file(candidate, tree, prefilter)
         if progress is not None:
-            progress(done, total)
+            progress(tree.walked, total)
+    if read_later is not None:
+        files, errors, marked, walked = read_later()
+        for source in files:
+            tree.files.append(source)
+            tree.hits.add(source, prefilter)
+        tree.errors.extend(errors)
+        tree.marked.update(marked)
+        tree.walked += walked
+    if progress is not None:
+        progress(len(candidates), total)
     if config.cache_dir is not None:
         _remember_rejected(candidates, absolute, tree, config, rejected)
     result = scan_tree(tree, config, profile)
@@ -120,6 +138,30 @@ def scan(
         stamps.store(config, stamp_key, outcome)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
     return outcome
+
+
+# From this many files to read (a first scan of a large tree, a scan without the cache), the
+# later half is read by another process: reading and testing SGLang 0.5.23's 4,719 files takes
+# one core about 0.5 s, where a fork and the pickling of the 100-odd files that pass cost
+# about 0.03 s.
+BACKGROUND_READ_FILES = 1_000
+
+
+def _read_elsewhere(
+    candidates: Sequence[Candidate], prefilter: Prefilter, jobs: int
+) -> Callable[[], tuple[list[SourceFile], list[FileError], dict[str, str], int]]:
+    """`load_file` of each candidate, perhaps in another process (`workers.in_background`):
+    the files read, the errors, the marked files' texts and the count walked."""
+    from idxcheck.engine import LoadedTree, load_file
+    from idxcheck.workers import in_background
+
+    def read() -> tuple[list[SourceFile], list[FileError], dict[str, str], int]:
+        part = LoadedTree()
+        for candidate in candidates:
+            load_file(candidate, part, prefilter)
+        return part.files, part.errors, part.marked, part.walked
+
+    return in_background(read, jobs)
 
 
 def _absolute_paths(candidates: Sequence[Candidate]) -> list[str]:

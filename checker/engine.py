@@ -1296,9 +1296,9 @@ def cached_tree_facts(
     from idxcheck.workers import in_background
 
     def elsewhere(
-        compute: Callable[[], list[FileConstraints]], work: int
+        compute: Callable[[], list[FileConstraints]],
     ) -> Callable[[], list[FileConstraints]]:
-        return in_background(compute, work, config.jobs, cache)
+        return in_background(compute, config.jobs, cache)
 
     constraints = read_constraints(
         tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere

@@ -51,10 +51,6 @@ TASK_BYTES = 400_000
 # with the worker (peak RSS of a worker the same, 165 MB).
 WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
 
-# A computation run in a process of its own while the parent goes on (`in_background`) pays
-# for the fork and the pickling of its value past this many characters of source to read.
-MIN_BACKGROUND_BYTES = 200_000
-
 T = TypeVar("T")
 
 # A class that this many tasks would each parse is parsed once before the workers fork: the
@@ -220,14 +216,14 @@ def _work(task: tuple[int, ...]) -> list[tuple[int, FilePart]]:
 
 
 def in_background(
-    compute: Callable[[], T], work: int, jobs: int, cache: Cache | None = None
+    compute: Callable[[], T], jobs: int, cache: Cache | None = None
 ) -> Callable[[], T]:
-    """`compute` started in a forked process, which reads about `work` characters of source,
-    while this one goes on; the function returned waits for its value. Computed in this
-    process instead (when that function is called) for `-j 1`, on one CPU, without `fork`,
-    or for too little work. `compute` must leave the cache alone: `cache`'s connection is
-    closed before the fork (it reopens on next use), and its value must pickle."""
-    if jobs == 1 or work < MIN_BACKGROUND_BYTES or _cpus() < 2:
+    """`compute` started in a forked process while this one goes on; the function returned
+    waits for its value. Computed in this process instead (when that function is called) for
+    `-j 1`, on one CPU, or without `fork`; the caller decides whether the work is worth a
+    process. `compute` must leave the cache alone: `cache`'s connection is closed before the
+    fork (it reopens on next use), and its value must pickle."""
+    if jobs == 1 or _cpus() < 2:
         return compute
     import multiprocessing
 

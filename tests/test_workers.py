@@ -125,19 +125,17 @@ def test_a_background_computation_runs_in_another_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(workers, "_cpus", lambda: 2)
-    pending = workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 0)
+    pending = workers.in_background(os.getpid, 0)
     assert pending() != os.getpid()
 
 
-def test_a_background_computation_stays_here_where_it_would_not_pay_off(
+def test_a_background_computation_stays_here_for_one_job_or_one_cpu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(workers, "_cpus", lambda: 2)
-    small = workers.MIN_BACKGROUND_BYTES - 1
-    assert workers.in_background(os.getpid, small, 0) is os.getpid
-    assert workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 1) is os.getpid
+    assert workers.in_background(os.getpid, 1) is os.getpid
     monkeypatch.setattr(workers, "_cpus", lambda: 1)
-    assert workers.in_background(os.getpid, workers.MIN_BACKGROUND_BYTES, 0) is os.getpid
+    assert workers.in_background(os.getpid, 0) is os.getpid
 
 
 def test_a_background_process_that_dies_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +147,7 @@ def test_a_background_process_that_dies_is_computed_here(monkeypatch: pytest.Mon
             os._exit(3)  # killed, out of memory: no value comes back
         return "here"
 
-    assert workers.in_background(compute, workers.MIN_BACKGROUND_BYTES, 0)() == "here"
+    assert workers.in_background(compute, 0)() == "here"
 
 
 ARGUMENT_CHECKS = """def check_{n}(server_args):
@@ -188,11 +186,14 @@ def test_argument_checks_read_in_background_are_those_read_here(
 
     monkeypatch.setattr(constraints, "_file_constraints", spy)
 
-    def elsewhere(compute, work):  # type: ignore[no-untyped-def]
-        return workers.in_background(compute, work, 0)
+    def elsewhere(compute):  # type: ignore[no-untyped-def]
+        return workers.in_background(compute, 0)
 
     assert constraints.read_constraints(files, ctx, None, elsewhere)() == here
     assert read_here == []
+    small = [files[0], *(SourceFile(f.path, f.text[:300]) for f in files[1:])]
+    assert constraints.read_constraints(small, ctx, None, elsewhere)() == here
+    assert read_here == ["checks_1.py", "checks_2.py", "checks_3.py"], "too little to send"
 
 
 BASE = """class Base:
@@ -238,3 +239,47 @@ def test_classes_that_several_workers_would_parse_are_parsed_once_before_the_for
     workers._share_parses([(0,)], [subclass], facts)  # type: ignore[arg-type]
     runner.forget_parses()
     assert runner.has_class_source(runner_block), "parsed already and needed: kept"
+
+
+def test_a_large_tree_read_by_two_processes_gives_the_same_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from idxcheck import api
+
+    tree = tmp_path / "tree"
+    for folder in ("a", "b"):
+        (tree / folder).mkdir(parents=True)
+    count = api.BACKGROUND_READ_FILES + 10
+    for n in range(count):
+        (tree / ("a" if n < count // 2 else "b") / f"m{n:04d}.py").write_text(f"x = {n}\n")
+    # Files that pass, fail or carry a marker in both halves of the walk.
+    for folder in ("a", "b"):
+        for fixture in ("capture_replay.py", "eagle_draft_extend_v2.py"):
+            text = (FIXTURES / "bugs" / fixture).read_text()
+            (tree / folder / fixture).write_text(text)
+        (tree / folder / "bad.py").write_bytes(b"qo_indptr = '\xff\xfe'\n")
+        (tree / folder / "marked.py").write_text("y = 1  # idxcheck: ignore[IDX001]\n")
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    read_here: list[str] = []
+    from idxcheck import engine  # `api.scan` takes `load_file` from it when it runs
+
+    original = engine.load_file
+
+    def spy(candidate, *rest):  # type: ignore[no-untyped-def]
+        read_here.append(candidate.display)  # a forked process appends to its own copy
+        return original(candidate, *rest)
+
+    monkeypatch.setattr(engine, "load_file", spy)
+
+    def report(jobs: int) -> str:
+        outcome = api.scan([str(tree)], replace(Config(), jobs=jobs))
+        doc = to_dict(outcome.result)
+        doc["stats"].pop("seconds")  # type: ignore[attr-defined]
+        return json.dumps([doc, [str(s) for s in outcome.suppressed]], indent=1)
+
+    one = report(1)
+    assert len(read_here) == count + 8
+    assert '"refuted": 0' not in one and "bad.py" in one
+    read_here.clear()
+    assert report(2) == one
+    assert len(read_here) == (count + 8) // 2, "the later half was read elsewhere"

@@ -69,11 +69,12 @@ class TreeConstraints:
 
 # A file's reading: its citations, and its constraints per backend.
 FileConstraints = tuple[list[TreeConstraint], dict[str, list[TreeConstraint]]]
-# Starts a computation that reads about so many characters of source, perhaps in another
-# process (`idxcheck.workers.in_background`); what it returns gives the computation's value.
-Elsewhere = Callable[
-    [Callable[[], list[FileConstraints]], int], Callable[[], list[FileConstraints]]
-]
+# Starts a computation, perhaps in another process (`idxcheck.workers.in_background`); what
+# it returns gives the computation's value.
+Elsewhere = Callable[[Callable[[], list[FileConstraints]]], Callable[[], list[FileConstraints]]]
+# The reading goes elsewhere from this many characters of source to parse: a process of its
+# own costs a fork and the pickling of what it read.
+ELSEWHERE_BYTES = 200_000
 
 
 def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
@@ -125,7 +126,7 @@ def read_constraints(
     # Only the files whose text quotes a registered name are parsed: the others cost nothing
     # to read here, and a process of its own would cost more than them.
     work = sum(len(s.text) for s in todo if any(f'"{name}"' in s.text for name in names))
-    pending = elsewhere(read, work) if elsewhere is not None else read
+    pending = elsewhere(read) if elsewhere is not None and work >= ELSEWHERE_BYTES else read
 
     def gather() -> TreeConstraints:
         fresh = iter(pending())
