@@ -592,6 +592,11 @@ class Checker:
             return KernelVerdict(launcher, None, {}, tuple(latent), None, tuple(biting))
         return KernelVerdict(launcher, best[1], best[2], tuple(latent), best[3])
 
+    def forget_translations(self) -> None:
+        """The solver's translations of this file's formulas dropped (`Solver._translate`)."""
+        if self._solver is not None:
+            self._solver.forget_translations()
+
     @property
     def solver(self) -> Any:
         if self._solver is None:
@@ -1554,6 +1559,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
     except RecursionError:
         part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
     check_facts(analysed, checker, facts.constraints, part)
+    checker.forget_translations()
     source.forget_parses()
     forget_specialisations()
     return part

@@ -1,5 +1,7 @@
 """The solver builds z3 terms without z3's Python-side argument checks (`Z3_DEBUG` off): a term
-of the wrong sort is still refused, by z3's C API, with an error instead of a wrong answer."""
+of the wrong sort is still refused, by z3's C API, with an error instead of a wrong answer. It
+keeps the translation of each formula for the questions that follow: the answers are those of
+fresh translations."""
 
 from __future__ import annotations
 
@@ -26,3 +28,43 @@ def test_answers_are_unchanged_with_the_checks_off() -> None:
     assert refuted.verdict is Verdict.REFUTED and refuted.model == {"bs": 5}
     proved = solver.check(Cmp(">=", bs, Const(1)), Cmp(">", bs, Const(8)))
     assert proved.verdict is Verdict.PROVED
+
+
+def test_kept_translations_give_the_answers_of_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from idxcheck.solve import solver as solver_module
+    from idxcheck.sym.terms import Atom, conj
+
+    bs, topk = Sym("bs"), Sym("topk")
+    domain = [Cmp(">=", bs, Const(1)), Cmp("<=", bs, Const(8)), Cmp(">=", topk, Const(1))]
+    path = conj(Cmp(">=", bs, Const(2)), Atom("spec", "speculative decoding is on"))
+    questions = [
+        (path, Cmp(">", bs, Const(4))),
+        (path, Cmp(">", bs, Const(8))),
+        (path, Cmp("<", topk, Const(0))),
+        (conj(path, Cmp(">", bs, Const(9))), Cmp(">", bs, Const(1))),
+    ]
+    translated: list[object] = []
+    original = solver_module._Translator._formula
+
+    def spy(self, formula):  # type: ignore[no-untyped-def]
+        translated.append(formula)
+        return original(self, formula)
+
+    monkeypatch.setattr(solver_module._Translator, "_formula", spy)
+    kept = Solver(domain, ["bs", "topk"])
+    answers = [kept.check(*q) for q in questions]
+    assert [a.verdict for a in answers] == [
+        Verdict.REFUTED,
+        Verdict.PROVED,
+        Verdict.PROVED,
+        Verdict.UNREACHABLE,
+    ]
+    assert answers[0].model == {"bs": 5} and answers[0].atoms == {"spec": True}
+    assert translated.count(path) == 1, "the shared path condition is translated once"
+    for question, answer in zip(questions, answers, strict=True):
+        fresh = Solver(domain, ["bs", "topk"])
+        assert fresh.check(*question) == answer
+    kept.forget_translations()
+    translated.clear()
+    assert kept.check(*questions[0]) == answers[0]
+    assert translated.count(path) == 1, "translated again once forgotten"

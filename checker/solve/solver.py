@@ -234,6 +234,27 @@ class Solver:
         # hundred times longer than in linear arithmetic. Each query is asked first without
         # them: `_relaxed` says why the answer is then the same.
         self._nonlinear = {id(c) for c in self.domain if not _linear_formula(c)}
+        # Each formula a question is made of (a domain constraint, a path condition, a
+        # violation) translated once: one obligation asks two or three questions of the same
+        # parts, and the obligations of a site share their assumptions. By identity, with
+        # the variables its translation made; `forget_translations` empties it.
+        self._translations: dict[
+            int, tuple[Formula, z3.BoolRef, dict[str, z3.ArithRef], dict[str, z3.BoolRef]]
+        ] = {}
+
+    def forget_translations(self) -> None:
+        """Drop the translations kept so far (a scan's next file shares few of them)."""
+        self._translations.clear()
+
+    def _translate(self, translator: _Translator, part: Formula) -> z3.BoolRef:
+        found = self._translations.get(id(part))
+        if found is None or found[0] is not part:
+            alone = _Translator()
+            found = (part, alone.formula(part), alone.ints, alone.bools)
+            self._translations[id(part)] = found
+        translator.ints.update(found[2])
+        translator.bools.update(found[3])
+        return found[1]
 
     def _new(
         self, translator: _Translator, parts: Sequence[Formula], core: bool = False
@@ -245,7 +266,7 @@ class Solver:
         solver.set("rlimit", self.rlimit)
         solver.set("random_seed", 0)
         for part in parts:
-            solver.add(translator.formula(part))
+            solver.add(self._translate(translator, part))
         if "@runtime_width" in translator.ints:
             # The width the runtime publishes is a count of tokens per request.
             solver.add(translator.ints["@runtime_width"] >= 1)
