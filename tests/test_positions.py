@@ -292,3 +292,14 @@ def test_methods_after_a_column_0_string_are_placed_at_their_def() -> None:
     replay = methods["replay"]
     branch = replay.node.body.body[0]  # type: ignore[attr-defined]
     assert replay.loc(branch).span.line == 12
+
+
+def test_descendants_leave_formatting_out_and_keep_every_code_node() -> None:
+    module = cst.parse_module("if (a, b)[0] == f(x=1):  # c\n    y = [ z ]\n")
+    found = list(descendants(module))
+    kinds = {type(node).__name__ for node in found}
+    assert {"If", "Comparison", "Subscript", "Tuple", "Call", "Arg", "Assign", "List"} <= kinds
+    names = [node.value for node in found if isinstance(node, cst.Name)]
+    assert names == ["a", "b", "f", "x", "y", "z"]  # in source order
+    formatting = (cst.SimpleWhitespace, cst.Comma, cst.LeftParen, cst.Comment, cst.Newline)
+    assert not any(isinstance(node, formatting) for node in found)

@@ -120,18 +120,48 @@ def parse_module(text: str) -> cst.Module:
 
 
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# Fields that hold formatting alone: whitespace, comments, blank lines, brackets, commas, dots
+# and equal signs. Two nodes in three of a method's tree are formatting (33,000 of 80,000 in
+# `aiter_backend.py` are whitespace alone), and no caller of `descendants` looks for one.
+_FORMATTING_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "dot",
+        "equal",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+    }
+)
+
+
+def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    return tuple(
+        f.name
+        for f in dataclasses.fields(node)
+        if f.name not in _FORMATTING_FIELDS and "whitespace" not in f.name
+    )
 
 
 def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`root` and every node under it, in source order (pre-order), by reading the nodes'
-    fields: a libcst visitor rebuilds each node it passes and costs ten times more."""
+    """`root` and every node under it but formatting (`_FORMATTING_FIELDS`), in source order
+    (pre-order), by reading the nodes' fields: a libcst visitor rebuilds each node it passes
+    and costs ten times more."""
     stack: list[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
         yield node
         names = _CHILD_FIELDS.get(type(node))
         if names is None:
-            names = _CHILD_FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+            names = _CHILD_FIELDS[type(node)] = _child_fields(node)
         children: list[cst.CSTNode] = []
         for name in names:
             value = getattr(node, name)
