@@ -303,3 +303,19 @@ def test_descendants_leave_formatting_out_and_keep_every_code_node() -> None:
     assert names == ["a", "b", "f", "x", "y", "z"]  # in source order
     formatting = (cst.SimpleWhitespace, cst.Comma, cst.LeftParen, cst.Comment, cst.Newline)
     assert not any(isinstance(node, formatting) for node in found)
+
+
+def test_positions_without_the_wrapper_are_the_wrappers() -> None:
+    from idxcheck.extract.positions import _wrapped_positions, generated_positions
+
+    compared = 0
+    folders = ("bugs", "correct", "kernels", "runtime")
+    for path in sorted(p for f in folders for p in (Path("fixtures") / f).glob("*.py")):
+        module = cst.parse_module(path.read_text())
+        for statement in module.body:
+            alone = cst.Module(body=[statement])
+            direct = generated_positions(alone)
+            wrapped = _wrapped_positions(alone)
+            assert direct == wrapped, path
+            compared += len(direct)
+    assert compared > 10_000
