@@ -140,6 +140,20 @@ class HitLines:
     def __setitem__(self, path: str, lines: list[int]) -> None:
         self._lines[path] = lines
 
+    def blocks_that_may_hit(self, source: SourceFile) -> list[Block]:
+        """The blocks of `source` that hold hit lines where those are known, else those whose
+        text holds a prefilter word, comments included (a superset): what an analysis of the
+        file reads, told without finding its hit lines (0.8 s of one core for the 211 files of
+        SGLang 0.5.23, which the workers share when each finds its own)."""
+        lines = self._lines.get(source.path)
+        if lines is not None:
+            return source.blocks_containing(lines)
+        pending = self._pending.get(source.path)
+        if pending is None:
+            return []
+        prefilter = pending[1]
+        return [b for b in source.blocks if prefilter.matches_text(source.block_text(b))]
+
     def get(self, path: str, default: list[int]) -> list[int]:
         found = self._lines.get(path)
         if found is None:

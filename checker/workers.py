@@ -167,7 +167,7 @@ def _share_parses(
         needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
         for index in task:
             source = sources[index]
-            analysed = source.blocks_containing(facts.hits.get(source.path, []))
+            analysed = facts.hits.blocks_that_may_hit(source)
             for pair in (
                 *((source, b) for b in analysed if b.kind == "class"),
                 *facts.classes.inherited_blocks(source, analysed),

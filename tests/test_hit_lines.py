@@ -92,3 +92,22 @@ def test_a_class_whose_role_names_are_in_comments_only_is_not_parsed() -> None:
     assert result.stats.parsed == 0
     in_code = text.replace("seqlen.ready:  # cu_seqlens_q", "seqlen.ready or cu_seqlens_q:")
     assert scan_source(in_code.replace("self.qo_indptr_ptr", "self.ptr"), "k.py").stats.parsed == 1
+
+
+def test_blocks_that_may_hit_are_the_hit_blocks_or_a_superset_before_the_lines_are_found() -> None:
+    from idxcheck.engine import HitLines
+    from idxcheck.extract.source import SourceFile
+
+    text = (
+        "class Plain:\n    def f(self):\n        return 1\n\n\n"
+        "class Commented:\n    def f(self):\n        return 1  # qo_indptr is not here\n\n\n"
+        "class Site:\n    def f(self, qo_indptr):\n        self.qo_indptr = qo_indptr\n"
+    )
+    source = SourceFile.from_bytes("m.py", text.encode())
+    hits = HitLines()
+    hits.add(source, PREFILTER)
+    told = [b.name for b in hits.blocks_that_may_hit(source)]
+    assert told == ["Commented", "Site"]  # told from the text: the comment counts
+    assert [b.name for b in source.blocks_containing(hits.get("m.py", []))] == ["Site"]
+    assert [b.name for b in hits.blocks_that_may_hit(source)] == ["Site"]  # once found
+    assert hits.blocks_that_may_hit(SourceFile.from_bytes("n.py", b"x = 1\n")) == []
