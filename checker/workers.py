@@ -117,10 +117,12 @@ def analyse_parts(
     todo = [i for i in range(len(sources)) if i not in parts]
     jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
     tasks: list[tuple[int, ...]] = []
+    shared: list[tuple[SourceFile, Block]] = []
     if jobs > 1:
         # Largest first, so that the longest file does not start last.
         tasks = _tasks(sorted(todo, key=lambda i: -len(sources[i].text)), sources, jobs)
-        _share_parses(tasks, sources, facts)
+        shared = _shared_classes(tasks, sources, facts)
+        _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
         source.forget_parses()
     if jobs <= 1:
@@ -144,7 +146,13 @@ def analyse_parts(
         with multiprocessing.get_context("fork").Pool(
             jobs, maxtasksperchild=TASKS_PER_WORKER
         ) as pool:
-            for done in pool.imap_unordered(_work, tasks, chunksize=1):
+            results = pool.imap_unordered(_work, tasks, chunksize=1)
+            # The first workers are forked and at work: the shared classes are parsed now,
+            # for the workers forked after them (one per task). One forked while a class is
+            # parsed here, not yet kept, parses it again if it needs it.
+            _share_parses(shared)
+            gc.freeze()
+            for done in results:
                 parts.update(done)
             pool.close()
             pool.join()
@@ -154,13 +162,13 @@ def analyse_parts(
     return [parts[i] for i in range(len(sources))]
 
 
-def _share_parses(
+def _shared_classes(
     tasks: Sequence[tuple[int, ...]], sources: Sequence[SourceFile], facts: TreeFacts
-) -> None:
-    """Parse here, once, the classes that several tasks would each parse again: a worker is
-    forked from this process and finds their trees in its copy of memory. A class needed by
-    `SHARED_PARSE_TASKS` tasks or more (a base class that many backends inherit from) is
-    parsed here; one whose tree the tree facts left here (a runner) is kept for any task."""
+) -> list[tuple[SourceFile, Block]]:
+    """The classes to parse here, once, where several tasks would each parse them again: a
+    worker is forked from this process and finds their trees in its copy of memory. Those
+    that `SHARED_PARSE_TASKS` tasks or more need (a base class that many backends inherit
+    from), and those whose tree the tree facts left here (a runner) that any task needs."""
     demand: dict[tuple[int, Block], int] = {}
     where: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
     for task in tasks:
@@ -176,13 +184,21 @@ def _share_parses(
         for key, pair in needed.items():
             demand[key] = demand.get(key, 0) + 1
             where[key] = pair
-    for key, (owner, block) in where.items():
-        if demand[key] >= SHARED_PARSE_TASKS or owner.has_class_source(block):
-            try:
-                owner.class_source(block)
-            except SourceError:
-                continue  # the worker meets the same error and reports it
-            owner.keep_parse(block)
+    return [
+        (owner, block)
+        for key, (owner, block) in where.items()
+        if demand[key] >= SHARED_PARSE_TASKS or owner.has_class_source(block)
+    ]
+
+
+def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
+    """Parse these classes where they are not yet, and keep them through `forget_parses`."""
+    for owner, block in classes:
+        try:
+            owner.class_source(block)
+        except SourceError:
+            continue  # the worker meets the same error and reports it
+        owner.keep_parse(block)
 
 
 def _tasks(order: Sequence[int], sources: Sequence[SourceFile], jobs: int) -> list[tuple[int, ...]]:
