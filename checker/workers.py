@@ -53,9 +53,11 @@ WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
 
 T = TypeVar("T")
 
-# A class that this many tasks would each parse is parsed once before the workers fork: the
-# parse costs one core's time in the parent where it would have cost that many parses spread
-# over the workers (about two of them per core).
+# A class that this many of the tasks forked after the first workers would each parse is
+# parsed once in the parent while the first workers run: the parse takes the parent a share of
+# a core the workers use, where it would have cost that many parses spread over them (at two,
+# the parent parsed for 2.1 s on SGLang 0.5.23, at three 1.0 s; a pre-commit run's three
+# tasks share nothing).
 SHARED_PARSE_TASKS = 3
 
 # Set in the parent just before the fork: the workers read them from their copy of memory.
@@ -121,7 +123,7 @@ def analyse_parts(
     if jobs > 1:
         # Largest first, so that the longest file does not start last.
         tasks = _tasks(sorted(todo, key=lambda i: -len(sources[i].text)), sources, jobs)
-        shared = _shared_classes(tasks, sources, facts)
+        shared = _shared_classes(tasks, sources, facts, jobs)
         _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
         source.forget_parses()
@@ -163,15 +165,16 @@ def analyse_parts(
 
 
 def _shared_classes(
-    tasks: Sequence[tuple[int, ...]], sources: Sequence[SourceFile], facts: TreeFacts
+    tasks: Sequence[tuple[int, ...]], sources: Sequence[SourceFile], facts: TreeFacts, first: int
 ) -> list[tuple[SourceFile, Block]]:
     """The classes to parse here, once, where several tasks would each parse them again: a
     worker is forked from this process and finds their trees in its copy of memory. Those
-    that `SHARED_PARSE_TASKS` tasks or more need (a base class that many backends inherit
-    from), and those whose tree the tree facts left here (a runner) that any task needs."""
+    that `SHARED_PARSE_TASKS` or more of the tasks after the `first` (forked before the
+    parse) need (a base class that many backends inherit from), and those whose tree the tree
+    facts left here (a runner) that any task needs."""
     demand: dict[tuple[int, Block], int] = {}
     where: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
-    for task in tasks:
+    for number, task in enumerate(tasks):
         needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
         for index in task:
             source = sources[index]
@@ -182,7 +185,7 @@ def _shared_classes(
             ):
                 needed[(id(pair[0]), pair[1])] = pair
         for key, pair in needed.items():
-            demand[key] = demand.get(key, 0) + 1
+            demand[key] = demand.get(key, 0) + (number >= first)
             where[key] = pair
     return [
         (owner, block)

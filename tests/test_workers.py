@@ -206,7 +206,7 @@ CHILD = """class Child{n}(Base):
 """
 
 
-def test_classes_that_several_workers_would_parse_are_parsed_once_before_the_fork() -> None:
+def test_classes_that_several_later_workers_would_parse_are_parsed_once_in_the_parent() -> None:
     from types import SimpleNamespace
 
     from idxcheck.engine import HitLines
@@ -219,10 +219,12 @@ def test_classes_that_several_workers_would_parse_are_parsed_once_before_the_for
     facts = SimpleNamespace(hits=hits, classes=ClassIndex([base, *children]))
     (block,) = base.blocks
 
-    workers._share_parses(workers._shared_classes([(0,), (1,)], children, facts))  # type: ignore[arg-type]
-    assert not base.has_class_source(block), "two tasks: each worker parses it"
-    workers._share_parses(workers._shared_classes([(0,), (1,), (2, 3)], children, facts))  # type: ignore[arg-type]
-    assert base.has_class_source(block), "three tasks: parsed here, kept through the fork"
+    shared = workers._shared_classes([(0,), (1,), (2,)], children, facts, 2)  # type: ignore[arg-type]
+    workers._share_parses(shared)
+    assert not base.has_class_source(block), "one task after the first two: it parses it"
+    shared = workers._shared_classes([(0,), (1,), (2,), (3,)], children, facts, 1)  # type: ignore[arg-type]
+    workers._share_parses(shared)
+    assert base.has_class_source(block), "three tasks after the first: parsed here, kept"
     base.forget_parses()
     assert base.has_class_source(block)
 
@@ -230,13 +232,13 @@ def test_classes_that_several_workers_would_parse_are_parsed_once_before_the_for
     (runner_block,) = runner.blocks
     runner.class_source(runner_block)  # as the tree facts parse a runner
     facts = SimpleNamespace(hits=hits, classes=ClassIndex([runner, *children]))
-    workers._share_parses(workers._shared_classes([(0,)], children, facts))  # type: ignore[arg-type]
+    workers._share_parses(workers._shared_classes([(0,)], children, facts, 1))  # type: ignore[arg-type]
     runner.forget_parses()
     assert not runner.has_class_source(runner_block), "no task needs it: dropped"
     subclass = SourceFile.from_bytes("c0.py", CHILD.format(n=0).replace("Base", "Runner").encode())
     runner.class_source(runner_block)
     facts = SimpleNamespace(hits=hits, classes=ClassIndex([runner, subclass]))
-    workers._share_parses(workers._shared_classes([(0,)], [subclass], facts))  # type: ignore[arg-type]
+    workers._share_parses(workers._shared_classes([(0,)], [subclass], facts, 1))  # type: ignore[arg-type]
     runner.forget_parses()
     assert runner.has_class_source(runner_block), "parsed already and needed: kept"
 
