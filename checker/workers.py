@@ -199,7 +199,7 @@ def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
     for owner, block in classes:
         try:
             owner.class_source(block)
-        except SourceError:
+        except (SourceError, RecursionError):
             continue  # the worker meets the same error and reports it
         owner.keep_parse(block)
 

@@ -285,3 +285,10 @@ def test_a_large_tree_read_by_two_processes_gives_the_same_scan(
     read_here.clear()
     assert report(2) == one
     assert len(read_here) == (count + 8) // 2, "the later half was read elsewhere"
+
+
+def test_a_shared_class_that_does_not_parse_is_left_to_its_workers() -> None:
+    broken = SourceFile.from_bytes("b.py", b"class Base:\n    def f(self):\n        return (\n")
+    (block,) = broken.blocks
+    workers._share_parses([(broken, block)])  # the worker that needs it reports the error
+    assert not broken.has_class_source(block)
