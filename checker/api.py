@@ -141,9 +141,8 @@ def scan(
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the
-# later half is read by another process: reading and testing SGLang 0.5.23's 4,719 files takes
-# one core about 0.5 s, where a fork and the pickling of the 100-odd files that pass cost
-# about 0.03 s.
+# later half is read by another process: on SGLang 0.5.23's 4,719 files the parent's reading
+# took 0.70 s alone and 0.37 s with the fork and the pickling of the files that pass.
 BACKGROUND_READ_FILES = 1_000
 
 

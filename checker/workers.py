@@ -55,8 +55,8 @@ T = TypeVar("T")
 
 # A class that this many of the tasks forked after the first workers would each parse is
 # parsed once in the parent while the first workers run: the parse takes the parent a share of
-# a core the workers use, where it would have cost that many parses spread over them (at two,
-# the parent parsed for 2.1 s on SGLang 0.5.23, at three 1.0 s; a pre-commit run's three
+# a core the workers use, where it would have cost that many parses spread over them (on
+# SGLang 0.5.23 the parent parses for 2.1 s at two, 0.54 s at three; a pre-commit run's three
 # tasks share nothing).
 SHARED_PARSE_TASKS = 3
 
@@ -86,8 +86,7 @@ def jobs_for(
     else:
         if len(sources) < 2 or _work_size(sources, classes) < MIN_PARALLEL_BYTES:
             return 1
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        jobs = min(cpus or 1, MAX_AUTO_JOBS)
+        jobs = min(_cpus(), MAX_AUTO_JOBS)
     return max(1, min(jobs, len(sources)))
 
 
@@ -185,7 +184,7 @@ def _shared_classes(
             ):
                 needed[(id(pair[0]), pair[1])] = pair
         for key, pair in needed.items():
-            demand[key] = demand.get(key, 0) + (number >= first)
+            demand[key] = demand.get(key, 0) + int(number >= first)
             where[key] = pair
     return [
         (owner, block)
@@ -282,6 +281,7 @@ def _background() -> object:
 
 
 def _cpus() -> int:
+    """The CPUs this process may run on."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1

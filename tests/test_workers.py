@@ -58,6 +58,7 @@ def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatc
     large = [SourceFile(f"{n}.py", "#" * workers.MIN_PARALLEL_BYTES) for n in "abc"]
     assert workers.jobs_for(0, small) == 1
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert workers._cpus() == (cpus or 1)
     assert workers.jobs_for(0, large) == min(cpus or 1, workers.MAX_AUTO_JOBS, len(large))
     assert workers.jobs_for(2, small) == 2  # asked for: used even on small input
     assert workers.jobs_for(8, small) == 2  # never more workers than files
