@@ -41,6 +41,15 @@ def test_a_found_node_is_not_initialised_again() -> None:
 def test_an_unhashable_field_makes_a_node_that_is_not_interned() -> None:
     one, two = _Pair(["x"], 1), _Pair(["x"], 1)
     assert one is not two and one.left == ["x"] and one.right == 1
+    assert one == one and one != two  # equality is identity
+    assert {one: 1, two: 2}[one] == 1
+
+
+def test_equality_and_hash_agree_with_the_fields() -> None:
+    built = {BinOp("*", Sym("bs"), Const(2)): "twice"}
+    assert built[BinOp("*", Sym("bs"), Const(2))] == "twice"
+    assert BinOp("*", Sym("bs"), Const(2)) != BinOp("*", Sym("bs"), Const(3))
+    assert BinOp("*", Sym("bs"), Const(2)) != "bs * 2"
 
 
 @pytest.mark.parametrize(
