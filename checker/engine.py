@@ -607,7 +607,7 @@ class Checker:
         return KernelVerdict(launcher, best[1], best[2], tuple(latent), best[3])
 
     def forget_translations(self) -> None:
-        """The solver's translations of this file's formulas dropped (`Solver._translate`)."""
+        """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
         if self._solver is not None:
             self._solver.forget_translations()
 

@@ -61,6 +61,10 @@ def test_kept_translations_give_the_answers_of_fresh_ones(monkeypatch: pytest.Mo
     ]
     assert answers[0].model == {"bs": 5} and answers[0].atoms == {"spec": True}
     assert translated.count(path) == 1, "the shared path condition is translated once"
+    # The fourth question's path condition is another conjunction that holds `path`'s
+    # conjuncts: they are translated once, the new conjunction alone is.
+    spec = Atom("spec", "speculative decoding is on")
+    assert translated.count(spec) == 1 and translated.count(questions[3][0]) == 1
     for question, answer in zip(questions, answers, strict=True):
         fresh = Solver(domain, ["bs", "topk"])
         assert fresh.check(*question) == answer
@@ -68,3 +72,17 @@ def test_kept_translations_give_the_answers_of_fresh_ones(monkeypatch: pytest.Mo
     translated.clear()
     assert kept.check(*questions[0]) == answers[0]
     assert translated.count(path) == 1, "translated again once forgotten"
+
+
+def test_a_counterexample_names_the_variables_of_its_question_only() -> None:
+    """Translations shared between questions keep each question's own variables: a symbol or
+    opaque condition of another question does not enter this one's counterexample."""
+    from idxcheck.sym.terms import Atom, conj
+
+    bs, n = Sym("bs"), Sym("n")
+    solver = Solver([Cmp(">=", bs, Const(1)), Cmp(">=", n, Const(1))], ["bs", "n"])
+    other = conj(Cmp(">=", n, Const(3)), Atom("graph", "in a CUDA graph"))
+    solver.check(other, Cmp(">", n, Const(5)))
+    answer = solver.check(Cmp(">=", bs, Const(2)), Cmp(">", bs, Const(4)))
+    assert answer.verdict is Verdict.REFUTED
+    assert answer.model == {"bs": 5} and answer.atoms == {}

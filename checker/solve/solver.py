@@ -8,7 +8,8 @@ when it is above what the domain allows."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import z3
 import z3.z3
@@ -53,12 +54,23 @@ def solver_version() -> str:
     return str(z3.get_version_string())
 
 
+# A node's translation with the variables it holds, by the node's identity (the node is kept
+# in the entry, so that its id is not reused while the entry lives).
+_Translated = tuple[object, z3.ExprRef, dict[str, z3.ArithRef], dict[str, z3.BoolRef]]
+
+
 class _Translator:
-    def __init__(self) -> None:
+    """Translates terms and formulas to z3 and collects the variables of what it translated
+    (`ints`, `bools`: a counterexample is read over exactly these).
+
+    Terms and formulas are DAGs, and the questions of one file share most of their parts (the
+    path conditions of its sites share their conjuncts): each node is translated once, into
+    `memo`, which translators share, with the variables under it."""
+
+    def __init__(self, memo: dict[int, _Translated] | None = None) -> None:
         self.ints: dict[str, z3.ArithRef] = {}
         self.bools: dict[str, z3.BoolRef] = {}
-        # Terms and formulas are DAGs: translate each shared node once.
-        self._memo: dict[int, tuple[object, z3.ExprRef]] = {}
+        self._memo: dict[int, _Translated] = {} if memo is None else memo
 
     def int_var(self, name: str) -> z3.ArithRef:
         var = self.ints.get(name)
@@ -75,20 +87,23 @@ class _Translator:
         return var
 
     def term(self, term: Term) -> z3.ArithRef:
-        found = self._memo.get(id(term))
-        if found is not None and found[0] is term:
-            return found[1]
-        result = self._term(term)
-        self._memo[id(term)] = (term, result)
-        return result
+        return self._translated(term, _Translator._term)
 
     def formula(self, formula: Formula) -> z3.BoolRef:
-        found = self._memo.get(id(formula))
-        if found is not None and found[0] is formula:
-            return found[1]
-        result = self._formula(formula)
-        self._memo[id(formula)] = (formula, result)
-        return result
+        return self._translated(formula, _Translator._formula)
+
+    def _translated(
+        self, node: Any, translate: Callable[[_Translator, Any], z3.ExprRef]
+    ) -> z3.ExprRef:
+        found = self._memo.get(id(node))
+        if found is None or found[0] is not node:
+            # Translated by a translator of its own, whose variables are the node's.
+            alone = _Translator(self._memo)
+            found = (node, translate(alone, node), alone.ints, alone.bools)
+            self._memo[id(node)] = found
+        self.ints.update(found[2])
+        self.bools.update(found[3])
+        return found[1]
 
     def _term(self, term: Term) -> z3.ArithRef:
         if isinstance(term, Tagged):
@@ -234,27 +249,19 @@ class Solver:
         # hundred times longer than in linear arithmetic. Each query is asked first without
         # them: `_relaxed` says why the answer is then the same.
         self._nonlinear = {id(c) for c in self.domain if not _linear_formula(c)}
-        # Each formula a question is made of (a domain constraint, a path condition, a
-        # violation) translated once: one obligation asks two or three questions of the same
-        # parts, and the obligations of a site share their assumptions. By identity, with
-        # the variables its translation made; `forget_translations` empties it.
-        self._translations: dict[
-            int, tuple[Formula, z3.BoolRef, dict[str, z3.ArithRef], dict[str, z3.BoolRef]]
-        ] = {}
+        # Each node of the formulas a question is made of (a domain constraint, a path
+        # condition, a violation) translated once per file (`_Translator`): one obligation
+        # asks two or three questions of the same parts, the obligations of a site share
+        # their assumptions, and the path conditions of a file share their conjuncts.
+        # `forget_translations` empties it.
+        self._translations: dict[int, _Translated] = {}
 
     def forget_translations(self) -> None:
         """Drop the translations kept so far (a scan's next file shares few of them)."""
         self._translations.clear()
 
-    def _translate(self, translator: _Translator, part: Formula) -> z3.BoolRef:
-        found = self._translations.get(id(part))
-        if found is None or found[0] is not part:
-            alone = _Translator()
-            found = (part, alone.formula(part), alone.ints, alone.bools)
-            self._translations[id(part)] = found
-        translator.ints.update(found[2])
-        translator.bools.update(found[3])
-        return found[1]
+    def _translator(self) -> _Translator:
+        return _Translator(self._translations)
 
     def _new(
         self, translator: _Translator, parts: Sequence[Formula], core: bool = False
@@ -266,7 +273,7 @@ class Solver:
         solver.set("rlimit", self.rlimit)
         solver.set("random_seed", 0)
         for part in parts:
-            solver.add(self._translate(translator, part))
+            solver.add(translator.formula(part))
         if "@runtime_width" in translator.ints:
             # The width the runtime publishes is a count of tokens per request.
             solver.add(translator.ints["@runtime_width"] >= 1)
@@ -281,7 +288,7 @@ class Solver:
         satisfies them too is a model of the whole. So the answer is the one z3 gives for
         the whole question, except where that would be `unknown`."""
         nonlinear = [c for c in domain if id(c) in self._nonlinear]
-        translator = _Translator()
+        translator = self._translator()
         relaxed = self._new(
             translator, [*(c for c in domain if id(c) not in self._nonlinear), *rest], core=True
         )
@@ -303,7 +310,7 @@ class Solver:
         found = self._relaxed(domain, rest)
         if found is not None:
             return found
-        return self._new(_Translator(), [*domain, *rest]).check()
+        return self._new(self._translator(), [*domain, *rest]).check()
 
     def satisfiable(self, formula: Formula) -> bool | None:
         symbols = formula_symbol_names(formula)
@@ -318,7 +325,7 @@ class Solver:
         symbols = formula_symbol_names(assumptions) | formula_symbol_names(violation)
         domain = relevant_domain(self.domain, symbols)
         key = (*map(id, domain), untag_formula(assumptions))
-        translator = _Translator()
+        translator = self._translator()
         solver = None
         if self._relaxed(domain, [assumptions, violation]) == z3.unsat:
             result = z3.unsat
@@ -433,7 +440,7 @@ class Solver:
     def _least(self, name: str, parts: list[Formula], upper: int | None) -> int | None:
         if upper is None:
             return None
-        translator = _Translator()
+        translator = self._translator()
         solver = self._new(translator, parts)
         var = translator.int_var(name)
         low, hi, best = _SEARCH_FLOOR, upper, None
