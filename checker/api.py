@@ -102,9 +102,12 @@ def scan(
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
     absolute = _absolute_paths(candidates)
     # Files rejected before and unchanged since are not read again.
-    to_read = [
-        c for c, path in zip(candidates, absolute, strict=True) if rejected.get(path) != c.stamp
+    read_paths = [
+        (c, path)
+        for c, path in zip(candidates, absolute, strict=True)
+        if rejected.get(path) != c.stamp
     ]
+    to_read = [c for c, _ in read_paths]
     tree.walked += len(candidates) - len(to_read)
     # The later half of a large tree is read in another process meanwhile.
     later: list[Candidate] = []
@@ -126,14 +129,17 @@ def scan(
     if progress is not None:
         progress(len(candidates), total)
     if config.cache_dir is not None:
-        _remember_rejected(candidates, absolute, tree, config, rejected)
+        _remember_rejected(read_paths, tree, config, rejected)
     result = scan_tree(tree, config, profile)
     if progress is not None:
         progress(total, total)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
     texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
-    outcome = apply_policy(result, config, [c.display for c in candidates], texts, complete=True)
+    unmarked = frozenset(s.path for s in tree.files if s.holds_marker is False)
+    outcome = apply_policy(
+        result, config, [c.display for c in candidates], texts, complete=True, unmarked=unmarked
+    )
     if stamp_key is not None and stamps.settled(candidates, time.time()):
         stamps.store(config, stamp_key, outcome)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
@@ -174,17 +180,18 @@ def _absolute_paths(candidates: Sequence[Candidate]) -> list[str]:
 
 
 def _remember_rejected(
-    candidates: Sequence[Candidate],
-    absolute: Sequence[str],
+    read: Sequence[tuple[Candidate, str]],
     tree: LoadedTree,
     config: Config,
     before: dict[str, tuple[int, int, int, int]],
 ) -> None:
+    """Remember the files the prefilter rejected, by stamp, from the files this scan read
+    (with their absolute paths): a file it did not read was remembered with its stamp."""
     kept = {source.path for source in tree.files} | set(tree.marked)
     kept |= {error.path for error in tree.errors}
     now = time.time()
     remembered = dict(before)
-    for c, path in zip(candidates, absolute, strict=True):
+    for c, path in read:
         if c.display not in kept and stamps.settled_one(c, now):
             remembered[path] = c.stamp
         else:
@@ -201,12 +208,14 @@ def apply_policy(
     files: Sequence[str],
     texts: dict[str, str] | None = None,
     complete: bool = False,
+    unmarked: frozenset[str] = frozenset(),
 ) -> Scan:
     """Suppression comments, then `per-file-ignores`, on an engine result.
 
     `texts`: file contents already in memory (the engine's candidates); other files are read
     only when they contain the suppression marker, unless `complete` says that `texts` holds
-    every file that does."""
+    every file that does. `unmarked`: files of `texts` known to hold no marker (their
+    comments are not searched)."""
     from idxcheck import suppressions
     from idxcheck.catalog import known_codes
 
@@ -222,7 +231,9 @@ def apply_policy(
             text = (texts or {}).get(path)
             if text is None and not complete:
                 text = _read_if_marked(path)
-            if text is not None:
+            if path in unmarked:
+                comments.append(suppressions.FileComments(path, ()))
+            elif text is not None:
                 comments.append(suppressions.read_comments(path, text))
     applied = suppressions.apply(result.findings, comments, enabled=enabled, known=codes)
     suppressed = [Suppressed(finding, comment) for finding, comment in applied.suppressed]

@@ -276,6 +276,19 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 # `in` on lowered bytes: a case-insensitive regex search of the same bytes costs ten times more.
 _MARKER = SUPPRESSION_MARKER.lower().encode()
+# The one character outside ASCII that lowers to a letter of the marker (`K`, the Kelvin
+# sign, to `k`; `İ` lowers to `i` and a combining dot, which no marker letter follows).
+_KELVIN = "\u212a"
+
+
+def _holds_marker(data: bytes, text: str) -> bool:
+    """`SUPPRESSION_MARKER in text.lower()` for `text` decoded from the UTF-8 `data`, from the
+    bytes: lowering them is four times cheaper than lowering the text (0.007 s against
+    0.028 s for the 211 candidate files of a release, which a pre-commit run reads), and it
+    lowers the ASCII letters alike."""
+    if _MARKER in data.lower():
+        return True
+    return _KELVIN in text and SUPPRESSION_MARKER in text.lower()
 
 
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
@@ -307,11 +320,10 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
         else:
             # The hit lines themselves are found when the file's classes are analysed. The
             # words are ASCII: in UTF-8 they occur in the text where they occur in the bytes.
-            if (
-                facts_only
-                or text_file.encoding in ("utf-8", "utf-8-sig")
-                or prefilter.matches_text(text_file.text)
-            ):
+            utf8 = text_file.encoding in ("utf-8", "utf-8-sig")
+            if facts_only or utf8 or prefilter.matches_text(text_file.text):
+                if utf8:
+                    text_file.holds_marker = _holds_marker(data, text_file.text)
                 tree.files.append(text_file)
                 tree.hits.add(text_file, prefilter)
                 return

@@ -133,3 +133,31 @@ def test_comments_in_files_without_sites_are_read_from_the_scan_itself(
     _, doc = scan_json(tmp_path)
     assert sorted(codes(doc)) == [("IDX900", 1), ("IDX900", 1)]
     assert sorted(Path(f["path"]).name for f in doc["findings"]) == ["latin1.py", "plain.py"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\n",
+        "x = 1  # idxcheck: ignore[IDX001]\n",
+        "x = 1  # IdxCheck: ignore\n",
+        "s = 'é'  # IDXCHECK: ignore\n",
+        "s = 'é'  # idxchec\u212a: ignore\n",  # the Kelvin sign lowers to `k`
+        "s = '\u212a'  # idxcheck ignore\n",
+        "s = '\u0130dxcheck:'\n",  # `İ` lowers to `i` and a combining dot
+        "s = 'İ'  # idxcheck:\n",
+    ],
+)
+def test_the_marker_read_from_the_bytes_is_the_marker_in_the_lowered_text(text: str) -> None:
+    from idxcheck.engine import _holds_marker
+    from idxcheck.suppressions import MARKER
+
+    assert _holds_marker(text.encode(), text) == (MARKER in text.lower())
+
+
+def test_a_marker_with_a_kelvin_sign_still_suppresses(tmp_path: Path) -> None:
+    # The bytes hold no ASCII marker; the comment is one (`re.IGNORECASE` reads `K` as `k`).
+    path = variant(tmp_path, (STRIDE, STRIDE + "  # idxchec\u212a: ignore[IDX001] é"))
+    _, doc = scan_json(path)
+    assert codes(doc) == [("IDX002", 39)]
+    assert [s["code"] for s in doc["suppressed"]] == ["IDX001"]

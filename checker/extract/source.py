@@ -487,6 +487,9 @@ class SourceFile:
         self._module_for_codegen: cst.Module | None = None
         self._code_digest: str | None = None
         self._code_text: str | None = None
+        # Whether the text holds the suppression marker, where the reading found out from the
+        # bytes (`engine.load_file`); None: not known, `suppressions.read_comments` looks.
+        self.holds_marker: bool | None = None
 
     @property
     def lines(self) -> list[str]:
