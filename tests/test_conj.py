@@ -4,6 +4,7 @@ repeats, `False` on `False` or on a conjunct and its negation. The same node (in
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -77,3 +78,21 @@ def test_the_two_argument_shortcut() -> None:
     assert conj(a, a) is a
     assert conj(a, neg(a)) is FALSE and conj(neg(b), b) is FALSE
     assert conj(a, b) == And((a, b)) and conj(b, a) == And((b, a))
+
+
+def test_answers_are_remembered_per_file_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from idxcheck.sym import terms
+
+    terms.forget_specialisations()
+    a, b = Atom("a", "a"), cmp("<", Sym("bs"), Const(3))
+    first = conj(a, b)
+    assert terms._CONJ_MEMO[(a, b)] is first and conj(a, b) is first
+    assert disj(a, b) is terms._DISJ_MEMO[(a, b)]
+    terms.forget_specialisations()  # after each file
+    assert not terms._CONJ_MEMO and not terms._DISJ_MEMO
+    monkeypatch.setattr(terms, "MAX_MEMO", 3)
+    atoms = [Atom(f"x{i}", "x") for i in range(8)]
+    for left, right in itertools.pairwise(atoms):
+        assert conj(left, right) is reference(left, right)
+        assert len(terms._CONJ_MEMO) <= 3
+    terms.forget_specialisations()

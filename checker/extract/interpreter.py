@@ -537,10 +537,13 @@ class ClassInterpreter:
         if not b.alive:
             return a
         env: dict[str, Value] = {}
+        # Not assigned on one side: reading it there raises (NameError, AttributeError).
+        unbound = UnboundV()
         for name in a.env.keys() | b.env.keys():
             va, vb = a.env.get(name), b.env.get(name)
-            # Not assigned on one side: reading it there raises (NameError, AttributeError).
-            unbound = UnboundV()
+            if va is vb and va is not None:
+                env[name] = va  # the same value on both sides: what `merge` gives back
+                continue
             env[name] = merge(
                 cond, va if va is not None else unbound, vb if vb is not None else unbound
             )

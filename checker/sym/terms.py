@@ -232,7 +232,37 @@ def relative_to(formula: Formula, context: Formula) -> Formula:
     return conj(*(c for c in conjuncts(formula) if id(c) not in known and c not in shared))
 
 
+# `conj` and `disj` answers by their arguments (interned, so hashed and compared by identity;
+# the key holds them, so no id is reused while it lives). Dropped with `forget_specialisations`
+# after each file. The interpreter asks the same conjunctions and disjunctions again and again
+# as it re-enters helpers and joins branches: on three large backends, 47,666 `conj` calls
+# had 13,789 distinct arguments, 5,584 `disj` calls 1,204.
+_CONJ_MEMO: dict[tuple[Formula, ...], Formula] = {}
+_DISJ_MEMO: dict[tuple[Formula, ...], Formula] = {}
+# Either memo is emptied when it reaches this many entries (a file's analysis that builds
+# more keeps memory bounded; the answers stay the same).
+MAX_MEMO = 500_000
+
+
 def conj(*args: Formula) -> Formula:
+    found = _CONJ_MEMO.get(args)
+    if found is None:
+        if len(_CONJ_MEMO) >= MAX_MEMO:
+            _CONJ_MEMO.clear()
+        found = _CONJ_MEMO[args] = _conj(args)
+    return found
+
+
+def disj(*args: Formula) -> Formula:
+    found = _DISJ_MEMO.get(args)
+    if found is None:
+        if len(_DISJ_MEMO) >= MAX_MEMO:
+            _DISJ_MEMO.clear()
+        found = _DISJ_MEMO[args] = _disj(args)
+    return found
+
+
+def _conj(args: tuple[Formula, ...]) -> Formula:
     # The interpreter's usual call: a path condition or test and one more condition, neither a
     # conjunction nor a constant (a fifth of a scan's conjunctions). The same answer as the
     # loop below, without its set.
@@ -267,7 +297,7 @@ def conj(*args: Formula) -> Formula:
     return And(tuple(flat))
 
 
-def disj(*args: Formula) -> Formula:
+def _disj(args: tuple[Formula, ...]) -> Formula:
     flat: list[Formula] = []
     seen: set[Formula] = set()
     for arg in args:
@@ -438,8 +468,11 @@ def specialise_term(term: Term, mode: str) -> Term:
 
 
 def forget_specialisations() -> None:
-    """Drop the shared rewriters and what they hold (after each file's analysis)."""
+    """Drop the shared rewriters, the `conj` and `disj` answers, and what they hold (after
+    each file's analysis)."""
     _MODE_REWRITERS.clear()
+    _CONJ_MEMO.clear()
+    _DISJ_MEMO.clear()
 
 
 def width_rewriter(width: Term) -> Rewriter:
