@@ -534,25 +534,49 @@ def formula_atoms(formula: Formula) -> dict[str, str]:
 
 
 def term_size(term: Term, limit: int = 10_000) -> int:
-    """Number of nodes, counted up to `limit` (enormous expressions stop early)."""
-    count = 0
-    stack: list[Term | Formula] = [term]
-    while stack and count < limit:
-        node = stack.pop()
-        count += 1
-        if isinstance(node, Tagged):
-            stack.append(node.inner)
-        elif isinstance(node, BinOp):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, Ite):
-            stack.extend((node.cond, node.then, node.other))
-        elif isinstance(node, Cmp):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, (And, Or)):
-            stack.extend(node.args)
-        elif isinstance(node, Not):
-            stack.append(node.arg)
-    return count
+    """Number of nodes of the term as a tree (a shared subterm counts at each place), counted
+    up to `limit` (enormous expressions stop early)."""
+    return min(_tree_size(term), limit)
+
+
+# A tree size is counted up to this, far above any limit asked for: the size of a DAG as a
+# tree can grow exponentially with its depth.
+_SIZE_CAP = 1 << 40
+
+
+def _children(node: Term | Formula) -> tuple[Term | Formula, ...]:
+    if isinstance(node, Tagged):
+        return (node.inner,)
+    if isinstance(node, (BinOp, Cmp)):
+        return (node.left, node.right)
+    if isinstance(node, Ite):
+        return (node.cond, node.then, node.other)
+    if isinstance(node, (And, Or)):
+        return node.args
+    if isinstance(node, Not):
+        return (node.arg,)
+    return ()
+
+
+def _tree_size(root: Term | Formula) -> int:
+    """The tree size of `root`, kept on each (interned) node it counts: the interpreter asks
+    it of every arithmetic result, whose operands were counted when they were built."""
+    found = root.__dict__.get("_size")
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    stack: list[tuple[Term | Formula, bool]] = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        if "_size" in node.__dict__:
+            continue
+        children = _children(node)
+        if counted:
+            size = 1 + sum(child.__dict__["_size"] for child in children)
+            object.__setattr__(node, "_size", min(size, _SIZE_CAP))
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if "_size" not in child.__dict__)
+    return root.__dict__["_size"]  # type: ignore[no-any-return]
 
 
 def untag(term: Term, _memo: dict[int, Term] | None = None) -> Term:
