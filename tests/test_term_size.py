@@ -1,5 +1,6 @@
 """`term_size` counts a term as a tree (a shared subterm at each place it occurs), up to a
-limit, from sizes kept on the interned nodes: the same count as walking the tree."""
+limit, from sizes kept on the interned nodes: the same count as walking the tree. The symbols
+of a formula, also kept on its nodes, are those a walk of it finds."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from idxcheck.sym.terms import (
     Sym,
     Tagged,
     Term,
+    formula_symbols,
+    symbols_of,
     term_size,
 )
 
@@ -42,10 +45,31 @@ def walked(term: Term, limit: int) -> int:
     return count
 
 
+def walked_symbols(root: Term | Formula) -> set[str]:
+    names: set[str] = set()
+    stack: list[object] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Sym):
+            names.add(node.name)
+        elif isinstance(node, Tagged):
+            stack.append(node.inner)
+        elif isinstance(node, (BinOp, Cmp)):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Ite):
+            stack.extend((node.cond, node.then, node.other))
+        elif isinstance(node, And):
+            stack.extend(node.args)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+    return names
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_the_kept_sizes_count_the_tree(seed: int) -> None:
     rng = random.Random(seed)
     pool: list[Term] = [Sym("bs"), Sym("topk"), Const(1), Const(2)]
+    pool += [Sym(f"s{seed}_{i}") for i in range(3)]  # not yet seen by any other test
     for _ in range(400):
         left, right = rng.choice(pool), rng.choice(pool)
         kind = rng.randrange(4)
@@ -62,6 +86,9 @@ def test_the_kept_sizes_count_the_tree(seed: int) -> None:
         pool.append(made)
         for limit in (7, 4_001, 10_000):
             assert term_size(made, limit) == walked(made, limit)
+        assert symbols_of(made) == walked_symbols(made)
+        claim = Cmp("<", made, Sym(f"n{rng.randrange(3)}"))
+        assert formula_symbols(claim) == walked_symbols(claim)
 
 
 def test_a_shared_subterm_counts_at_each_place() -> None:
