@@ -808,11 +808,18 @@ class ClassInterpreter:
         return UnknownV("a float")
 
     def eval_SimpleString(self, node: cst.SimpleString, state: State, frame: Frame) -> Value:
-        try:
-            value = node.evaluated_value
-        except Exception:
-            return UnknownV("a string")
-        return StrV(value) if isinstance(value, str) else UnknownV("a bytes literal")
+        found = _STRING_VALUES.get(node.value)
+        if found is None:
+            try:
+                value = node.evaluated_value
+            except Exception:
+                found = UnknownV("a string")
+            else:
+                found = StrV(value) if isinstance(value, str) else UnknownV("a bytes literal")
+            if len(_STRING_VALUES) >= _MAX_STRING_VALUES:
+                _STRING_VALUES.clear()
+            _STRING_VALUES[node.value] = found
+        return found
 
     def eval_ConcatenatedString(
         self, node: cst.ConcatenatedString, state: State, frame: Frame
@@ -2038,6 +2045,13 @@ def _entries_of(start: Term, end: Term, step: Term) -> Term | None:
     if r < 0 and step_value is not None and -step_value < r:
         return poly.to_term(quotient, opaque)
     return None
+
+
+# A string literal's value by its source text: `SimpleString.evaluated_value` runs
+# `ast.literal_eval` at each read, and a method's literals are read again each time the method
+# is interpreted (980 reads, 0.05 s of cProfile time, on three large backends).
+_STRING_VALUES: dict[str, Value] = {}
+_MAX_STRING_VALUES = 100_000
 
 
 def merge(cond: Formula, a: Value, b: Value) -> Value:
