@@ -609,45 +609,42 @@ def _tree_size(root: Term | Formula) -> int:
     return root.__dict__["_size"]  # type: ignore[no-any-return]
 
 
-def untag(term: Term, _memo: dict[int, Term] | None = None) -> Term:
+def untag(term: Term) -> Term:
     """`term` without provenance: structurally equal terms written in different places
-    become equal (cache keys, polynomial atoms). Shared subterms are visited once."""
-    memo: dict[int, Term] = {} if _memo is None else _memo
-    found = memo.get(id(term))
+    become equal (cache keys, polynomial atoms). Kept on each (interned) node it reaches, so
+    that a subterm shared by many terms, or asked again, is untagged once."""
+    found = term.__dict__.get("_untagged")
     if found is not None:
-        return found
+        return found  # type: ignore[no-any-return]
     result: Term
     if isinstance(term, Tagged):
-        result = untag(term.inner, memo)
+        result = untag(term.inner)
     elif isinstance(term, BinOp):
-        result = BinOp(term.op, untag(term.left, memo), untag(term.right, memo))
+        result = BinOp(term.op, untag(term.left), untag(term.right))
     elif isinstance(term, Ite):
-        result = Ite(
-            untag_formula(term.cond, memo), untag(term.then, memo), untag(term.other, memo)
-        )
+        result = Ite(untag_formula(term.cond), untag(term.then), untag(term.other))
     else:
         result = term
-    memo[id(term)] = result
+    object.__setattr__(term, "_untagged", result)
     return result
 
 
-def untag_formula(formula: Formula, _memo: dict[int, Term] | None = None) -> Formula:
-    memo: dict[int, object] = {} if _memo is None else _memo  # type: ignore[assignment]
-    found = memo.get(id(formula))
+def untag_formula(formula: Formula) -> Formula:
+    found = formula.__dict__.get("_untagged")
     if found is not None:
-        return found  # type: ignore[return-value]
+        return found  # type: ignore[no-any-return]
     result: Formula
     if isinstance(formula, Cmp):
-        result = Cmp(formula.op, untag(formula.left, memo), untag(formula.right, memo))  # type: ignore[arg-type]
+        result = Cmp(formula.op, untag(formula.left), untag(formula.right))
     elif isinstance(formula, And):
-        result = And(tuple(untag_formula(a, memo) for a in formula.args))  # type: ignore[arg-type]
+        result = And(tuple(untag_formula(a) for a in formula.args))
     elif isinstance(formula, Or):
-        result = Or(tuple(untag_formula(a, memo) for a in formula.args))  # type: ignore[arg-type]
+        result = Or(tuple(untag_formula(a) for a in formula.args))
     elif isinstance(formula, Not):
-        result = Not(untag_formula(formula.arg, memo))  # type: ignore[arg-type]
+        result = Not(untag_formula(formula.arg))
     else:
         result = formula
-    memo[id(formula)] = result
+    object.__setattr__(formula, "_untagged", result)
     return result
 
 
