@@ -306,7 +306,11 @@ def test_descendants_leave_formatting_out_and_keep_every_code_node() -> None:
 
 
 def test_positions_without_the_wrapper_are_the_wrappers() -> None:
-    from idxcheck.extract.positions import _wrapped_positions, generated_positions
+    from idxcheck.extract.positions import (
+        _positions_and_code,
+        _wrapped_positions,
+        generated_positions,
+    )
 
     compared = 0
     folders = ("bugs", "correct", "kernels", "runtime")
@@ -317,5 +321,7 @@ def test_positions_without_the_wrapper_are_the_wrappers() -> None:
             direct = generated_positions(alone)
             wrapped = _wrapped_positions(alone)
             assert direct == wrapped, path
+            with_code, code = _positions_and_code(alone)
+            assert with_code == wrapped and code == alone.code, path
             compared += len(direct)
     assert compared > 10_000
