@@ -325,3 +325,25 @@ def test_positions_without_the_wrapper_are_the_wrappers() -> None:
             assert with_code == wrapped and code == alone.code, path
             compared += len(direct)
     assert compared > 10_000
+
+
+def test_dotted_names_are_quoted_as_libcst_generates_them() -> None:
+    from idxcheck.extract.source import _dotted_code, strip_comments
+
+    empty = cst.Module(body=[])
+    quoted = 0
+    folders = ("bugs", "correct", "kernels", "runtime")
+    texts = [p.read_text() for f in folders for p in sorted((Path("fixtures") / f).glob("*.py"))]
+    texts.append("x = (a).b\ny = a . b\nz = (a.b)\nw = a.\\\n  b\nv = f(x).y\nu = a[0].b\n")
+    for text in texts:
+        for node in descendants(cst.parse_module(text)):
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Arg)):
+                quick = _dotted_code(node)
+                if quick is not None:
+                    assert quick == strip_comments(empty.code_for_node(node))
+                    quoted += 1
+                else:
+                    assert not isinstance(node, cst.Name) or node.lpar
+    assert quoted > 1_000
+    odd = cst.parse_module("x = (a).b\ny = a . b\nw = a.\\\n  b\nv = f(x).y\n").body
+    assert [_dotted_code(s.body[0].value) for s in odd] == [None, None, None, None]  # type: ignore[attr-defined]

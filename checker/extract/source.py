@@ -196,6 +196,36 @@ def _kind(cls: type) -> str:
     return found
 
 
+def _dotted_code(node: cst.CSTNode) -> str | None:
+    """The code libcst generates for a name or a dotted name written without brackets or
+    blanks (`torch.zeros`, `self.kv_indptr`), read from the names themselves; None for any
+    other node. Most code asked for is a callee's (`call to torch.zeros is not modelled`):
+    generating it through libcst was a tenth of the interpretation of some backends."""
+    parts: list[str] = []
+    while True:
+        if type(node) is cst.Name:
+            if node.lpar or node.rpar:
+                return None
+            parts.append(node.value)
+            break
+        if type(node) is not cst.Attribute or node.lpar or node.rpar:
+            return None
+        dot = node.dot
+        if not (
+            type(dot.whitespace_before) is cst.SimpleWhitespace
+            and dot.whitespace_before.value == ""
+            and type(dot.whitespace_after) is cst.SimpleWhitespace
+            and dot.whitespace_after.value == ""
+            and type(node.attr) is cst.Name
+            and not node.attr.lpar
+            and not node.attr.rpar
+        ):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    return ".".join(reversed(parts))
+
+
 @dataclass(frozen=True)
 class Block:
     kind: str  # "class" | "def"
@@ -551,6 +581,9 @@ class SourceFile:
     def code_for(self, node: cst.CSTNode) -> str:
         """The code of a node, without the comments inside it: what a report quotes depends
         on the code alone, as the cached analysis of a file does (`code_digest`)."""
+        simple = _dotted_code(node)
+        if simple is not None:
+            return simple
         if self._module_for_codegen is None:
             self._module_for_codegen = cst.Module(body=[])
         try:
