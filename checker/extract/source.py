@@ -200,7 +200,8 @@ def _dotted_code(node: cst.CSTNode) -> str | None:
     """The code libcst generates for a name or a dotted name written without brackets or
     blanks (`torch.zeros`, `self.kv_indptr`), read from the names themselves; None for any
     other node. Most code asked for is a callee's (`call to torch.zeros is not modelled`):
-    generating it through libcst was a tenth of the interpretation of some backends."""
+    on `srt/hardware_backend` and `srt/speculative` (`-j 1`, a 3.8 s run), quoting took
+    0.12 s through libcst's code generation, 0.09 s with this."""
     parts: list[str] = []
     while True:
         if type(node) is cst.Name:
