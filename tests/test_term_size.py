@@ -4,7 +4,9 @@ of a formula, also kept on its nodes, are those a walk of it finds."""
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -26,12 +28,12 @@ from idxcheck.sym.terms import (
 )
 
 
-def walked(term: Term, limit: int) -> int:
-    count = 0
-    stack: list[Term | Formula] = [term]
-    while stack and count < limit:
+def tree(root: Term | Formula) -> Iterator[object]:
+    """Every node of `root` as a tree: a shared subterm at each place it occurs."""
+    stack: list[object] = [root]
+    while stack:
         node = stack.pop()
-        count += 1
+        yield node
         if isinstance(node, Tagged):
             stack.append(node.inner)
         elif isinstance(node, (BinOp, Cmp)):
@@ -42,27 +44,14 @@ def walked(term: Term, limit: int) -> int:
             stack.extend(node.args)
         elif isinstance(node, Not):
             stack.append(node.arg)
-    return count
+
+
+def walked(term: Term, limit: int) -> int:
+    return sum(1 for _ in itertools.islice(tree(term), limit))
 
 
 def walked_symbols(root: Term | Formula) -> set[str]:
-    names: set[str] = set()
-    stack: list[object] = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Sym):
-            names.add(node.name)
-        elif isinstance(node, Tagged):
-            stack.append(node.inner)
-        elif isinstance(node, (BinOp, Cmp)):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, Ite):
-            stack.extend((node.cond, node.then, node.other))
-        elif isinstance(node, And):
-            stack.extend(node.args)
-        elif isinstance(node, Not):
-            stack.append(node.arg)
-    return names
+    return {node.name for node in tree(root) if isinstance(node, Sym)}
 
 
 @pytest.mark.parametrize("seed", range(3))

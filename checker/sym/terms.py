@@ -535,27 +535,13 @@ def _symbols(root: Term | Formula) -> frozenset[str]:
     """The names of the symbols under `root`, kept on each (interned) node: the solver asks
     them of each domain constraint for each question, and of path conditions that extend
     one another (a walk of the whole DAG each time was 1.5% of a profile of three backends)."""
-    found = root.__dict__.get("_symbols")
-    if found is not None:
-        return found  # type: ignore[no-any-return]
-    stack: list[tuple[Term | Formula, bool]] = [(root, False)]
-    while stack:
-        node, ready = stack.pop()
-        if "_symbols" in node.__dict__:
-            continue
-        children = _children(node)
-        if ready:
-            if isinstance(node, Sym):
-                names = frozenset((node.name,))
-            elif children:
-                names = _NO_SYMBOLS.union(*(child.__dict__["_symbols"] for child in children))
-            else:
-                names = _NO_SYMBOLS
-            object.__setattr__(node, "_symbols", names)
-            continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in children if "_symbols" not in child.__dict__)
-    return root.__dict__["_symbols"]  # type: ignore[no-any-return]
+    return _kept_on_nodes(root, "_symbols", _names_of)  # type: ignore[return-value]
+
+
+def _names_of(node: Term | Formula, below: list[object]) -> frozenset[str]:
+    if isinstance(node, Sym):
+        return frozenset((node.name,))
+    return _NO_SYMBOLS.union(*below)  # type: ignore[arg-type]
 
 
 def formula_atoms(formula: Formula) -> dict[str, str]:
@@ -591,22 +577,35 @@ def _children(node: Term | Formula) -> tuple[Term | Formula, ...]:
 def _tree_size(root: Term | Formula) -> int:
     """The tree size of `root`, kept on each (interned) node it counts: the interpreter asks
     it of every arithmetic result, whose operands were counted when they were built."""
-    found = root.__dict__.get("_size")
+    return _kept_on_nodes(root, "_size", _size_of)  # type: ignore[return-value]
+
+
+def _size_of(_node: Term | Formula, below: list[object]) -> int:
+    return min(1 + sum(below), _SIZE_CAP)  # type: ignore[arg-type]
+
+
+def _kept_on_nodes(
+    root: Term | Formula, key: str, combine: Callable[[Term | Formula, list[object]], object]
+) -> object:
+    """`combine(node, values of its children)` for `root`, kept on each (interned) node under
+    `key`, each node's computed once, children first (`_children`), without recursion: terms
+    nest deeper than Python's stack."""
+    found = root.__dict__.get(key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     stack: list[tuple[Term | Formula, bool]] = [(root, False)]
     while stack:
-        node, counted = stack.pop()
-        if "_size" in node.__dict__:
+        node, ready = stack.pop()
+        if key in node.__dict__:
             continue
         children = _children(node)
-        if counted:
-            size = 1 + sum(child.__dict__["_size"] for child in children)
-            object.__setattr__(node, "_size", min(size, _SIZE_CAP))
+        if ready:
+            value = combine(node, [child.__dict__[key] for child in children])
+            object.__setattr__(node, key, value)
             continue
         stack.append((node, True))
-        stack.extend((child, False) for child in children if "_size" not in child.__dict__)
-    return root.__dict__["_size"]  # type: ignore[no-any-return]
+        stack.extend((child, False) for child in children if key not in child.__dict__)
+    return root.__dict__[key]
 
 
 def untag(term: Term) -> Term:
