@@ -1,4 +1,4 @@
-from idxcheck.cli import main
+from idxcheck.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

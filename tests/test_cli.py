@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import types
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from idxcheck import cli
 from idxcheck.cli import main
 
 
@@ -68,6 +73,51 @@ def test_python_dash_m() -> None:
     )
     assert proc.returncode == 1
     assert "IDX002" in proc.stdout
+
+
+def test_command_exit_keeps_the_output_and_the_cache(tmp_path: Path) -> None:
+    """The command skips the interpreter's teardown: what it printed arrives whole through a
+    pipe, with its exit code, and what it stored in the cache answers the next run."""
+    env = dict(os.environ, IDXCHECK_CACHE_DIR=str(tmp_path / "cache"))
+    target = "fixtures/bugs/eagle_draft_extend_v2.py"
+    first = subprocess.run(
+        [sys.executable, "-m", "idxcheck", "scan", "--format", "json", target],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert first.returncode == 1, first.stderr
+    report = json.loads(first.stdout)
+    assert report["exit_code"] == 1 and report["findings"]
+    probe = (
+        "import sys\n"
+        "from idxcheck.cli import main\n"
+        "try:\n"
+        f"    main(['scan', '--format', 'json', {target!r}])\n"
+        "except SystemExit as exc:\n"
+        "    print(exc.code, 'z3' in sys.modules, file=sys.stderr)\n"
+    )
+    second = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=False
+    )
+    assert second.stderr.strip() == "1 False", second.stderr
+    assert json.loads(second.stdout)["findings"] == report["findings"]
+
+
+@pytest.mark.parametrize("loaded", [(), ("torch",)])
+def test_entry_skips_teardown_unless_the_runtime_is_loaded(
+    monkeypatch: pytest.MonkeyPatch, loaded: tuple[str, ...]
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(cli.os, "_exit", exits.append)
+    monkeypatch.setattr(sys, "argv", ["idxcheck", "rules"])
+    for name in loaded:
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    with pytest.raises(SystemExit) as stop:
+        cli.entry()  # the patched `_exit` returns, so the usual exit follows it
+    assert stop.value.code == 0
+    assert exits == ([] if loaded else [0])
 
 
 def test_scan_does_not_import_the_scanned_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
