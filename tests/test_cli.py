@@ -110,7 +110,9 @@ def test_entry_skips_teardown_unless_the_runtime_is_loaded(
     monkeypatch: pytest.MonkeyPatch, loaded: tuple[str, ...]
 ) -> None:
     exits: list[int] = []
+    thresholds: list[tuple[int, ...]] = []
     monkeypatch.setattr(cli.os, "_exit", exits.append)
+    monkeypatch.setattr("gc.set_threshold", lambda *levels: thresholds.append(levels))
     monkeypatch.setattr(sys, "argv", ["idxcheck", "rules"])
     for name in loaded:
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
@@ -118,6 +120,7 @@ def test_entry_skips_teardown_unless_the_runtime_is_loaded(
         cli.entry()  # the patched `_exit` returns, so the usual exit follows it
     assert stop.value.code == 0
     assert exits == ([] if loaded else [0])
+    assert thresholds == [cli.COMMAND_GC_THRESHOLD]
 
 
 def test_scan_does_not_import_the_scanned_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
