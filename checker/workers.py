@@ -139,7 +139,11 @@ def analyse_parts(
     try:
         import multiprocessing
 
-        import idxcheck.solve.solver  # noqa: F401  (loaded once, before the forks)
+        if len(tasks) > jobs:
+            # Loaded once, before the forks: workers forked for later tasks would each load
+            # it again. Where each worker has one task (a pre-commit run), a worker loads z3
+            # only if an obligation misses the verdict cache, alongside the other worker.
+            import idxcheck.solve.solver  # noqa: F401
 
         load_now(lazy_module("libcst"))
         gc.freeze()  # what the parent holds is not collected (nor its pages copied) by workers

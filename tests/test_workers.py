@@ -293,3 +293,30 @@ def test_a_shared_class_that_does_not_parse_is_left_to_its_workers() -> None:
     (block,) = broken.blocks
     workers._share_parses([(broken, block)])  # the worker that needs it reports the error
     assert not broken.has_class_source(block)
+
+
+Z3_PROBE = """
+import json, sys
+from dataclasses import replace
+from idxcheck.config import Config
+from idxcheck.engine import scan
+result = scan(sys.argv[1:], replace(Config(), jobs=2))
+print(json.dumps({"z3": "z3" in sys.modules, "refuted": result.stats.refuted}))
+"""
+
+
+@pytest.mark.parametrize("files", [2, 3])
+def test_z3_is_loaded_before_the_forks_only_for_more_tasks_than_workers(files: int) -> None:
+    """With a task per worker (a pre-commit run) each worker loads z3 if it needs it; with
+    more tasks, the parent loads it once for all the workers forked after the first."""
+    import subprocess
+    import sys
+
+    bugs = sorted(str(p) for p in (FIXTURES / "bugs").glob("*.py"))[:files]
+    done = subprocess.run(
+        [sys.executable, "-c", Z3_PROBE, *bugs], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["refuted"] > 0  # the workers did solve
+    assert probe["z3"] is (files > 2)
