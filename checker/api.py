@@ -88,6 +88,33 @@ def scan(
                 progress(1, 1)
             stored.result.stats.seconds = round(time.perf_counter() - started, 3)
             return stored
+    from idxcheck.workers import analysis_helper
+
+    # Forked now (where it pays off), it loads libcst while this process reads the tree.
+    with analysis_helper(config.cache_dir is not None and config.jobs != 1):
+        result, tree = _read_and_scan(candidates, errors, config, progress)
+    if progress is not None:
+        progress(len(candidates) + 1, len(candidates) + 1)
+    # Every candidate's bytes were read once, by `load_file`: the files that can hold a
+    # suppression comment are the parsed ones and those it noted as marked.
+    texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
+    unmarked = frozenset(s.path for s in tree.files if s.holds_marker is False)
+    outcome = apply_policy(
+        result, config, [c.display for c in candidates], texts, complete=True, unmarked=unmarked
+    )
+    if stamp_key is not None and stamps.settled(candidates, time.time()):
+        stamps.store(config, stamp_key, outcome)
+    outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
+    return outcome
+
+
+def _read_and_scan(
+    candidates: Sequence[Candidate],
+    errors: Sequence[FileError],
+    config: Config,
+    progress: Progress | None,
+) -> tuple[ScanResult, LoadedTree]:
+    """The files that pass the prefilter read, and the tree scanned."""
     from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
     from idxcheck.profile import load_profile
 
@@ -119,31 +146,18 @@ def scan(
         if progress is not None:
             progress(tree.walked, total)
     if read_later is not None:
-        files, errors, marked, walked = read_later()
+        files, later_errors, marked, walked = read_later()
         for source in files:
             tree.files.append(source)
             tree.hits.add(source, prefilter)
-        tree.errors.extend(errors)
+        tree.errors.extend(later_errors)
         tree.marked.update(marked)
         tree.walked += walked
     if progress is not None:
         progress(len(candidates), total)
     if config.cache_dir is not None:
         _remember_rejected(read_paths, tree, config, rejected)
-    result = scan_tree(tree, config, profile)
-    if progress is not None:
-        progress(total, total)
-    # Every candidate's bytes were read once, by `load_file`: the files that can hold a
-    # suppression comment are the parsed ones and those it noted as marked.
-    texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
-    unmarked = frozenset(s.path for s in tree.files if s.holds_marker is False)
-    outcome = apply_policy(
-        result, config, [c.display for c in candidates], texts, complete=True, unmarked=unmarked
-    )
-    if stamp_key is not None and stamps.settled(candidates, time.time()):
-        stamps.store(config, stamp_key, outcome)
-    outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
-    return outcome
+    return scan_tree(tree, config, profile), tree
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the

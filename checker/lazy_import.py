@@ -31,3 +31,9 @@ def lazy_module(name: str) -> ModuleType:
 def load_now(module: ModuleType) -> None:
     """Execute a lazily bound module now: any attribute access does."""
     getattr(module, "__name__", None)
+
+
+def is_loaded(name: str) -> bool:
+    """Whether module `name` is executed: imported, or bound lazily and used since."""
+    # A lazily bound module is of a subclass of ModuleType until its first use.
+    return type(sys.modules.get(name)) is ModuleType

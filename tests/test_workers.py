@@ -320,3 +320,92 @@ def test_z3_is_loaded_before_the_forks_only_for_more_tasks_than_workers(files: i
     probe = json.loads(done.stdout)
     assert probe["refuted"] > 0  # the workers did solve
     assert probe["z3"] is (files > 2)
+
+
+HELPER_PROBE = """
+import json, os, sys
+from dataclasses import replace
+from idxcheck import workers
+from idxcheck.api import scan
+from idxcheck.config import Config
+from idxcheck.report.json_format import to_dict
+
+handed = []
+helpers = []
+original = workers._Helper.analyse
+def analyse(self, *args):
+    helpers.append(self.pid)
+    parts = original(self, *args)
+    handed.append(parts is not None)
+    return parts
+workers._Helper.analyse = analyse
+if sys.argv[2] == "dies":
+    workers._helper_main = lambda *pipes: os._exit(3)
+outcome = scan(sys.argv[3:], replace(Config(), cache_dir=sys.argv[1]))
+doc = to_dict(outcome.result)
+doc["stats"].pop("seconds")
+reaped = []
+for pid in helpers:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        reaped.append(pid)
+print(json.dumps({"handed": handed, "reaped": len(reaped) == len(helpers), "doc": doc}))
+"""
+
+
+@pytest.mark.parametrize("helper", ["lives", "dies"])
+def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
+    tmp_path: Path, helper: str
+) -> None:
+    """In a process that has not loaded libcst (the command), a scan with the cache hands its
+    files to a helper forked as it starts: the report is the one analysed in one process,
+    and where the helper dies the scan analyses them itself. The helper is reaped."""
+    import subprocess
+    import sys
+
+    paths = [str(FIXTURES / "bugs"), str(FIXTURES / "correct")]
+    done = subprocess.run(
+        [sys.executable, "-c", HELPER_PROBE, str(tmp_path / "cache"), helper, *paths],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["handed"] == [helper == "lives"]
+    assert probe["reaped"]
+    here = json.loads(_report(paths, 1))
+    assert probe["doc"] == here
+    assert here["findings"], "not a vacuous comparison"
+
+
+def test_no_helper_where_it_cannot_pay_off() -> None:
+    # Once libcst is loaded here, a helper would load nothing ahead of the scan.
+    from idxcheck.lazy_import import is_loaded, lazy_module, load_now
+
+    load_now(lazy_module("libcst"))
+    assert is_loaded("libcst")
+    with workers.analysis_helper(True):
+        assert workers._HELPER is None
+    with workers.analysis_helper(False):
+        assert workers._HELPER is None
+
+
+def test_helper_messages_carry_their_length() -> None:
+    import threading
+
+    read_end, write_end = os.pipe()
+    payload = os.urandom(300_000)  # several times a pipe's buffer
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(workers._read_message(read_end)))
+    reader.start()
+    workers._write_message(write_end, payload)
+    workers._write_message(write_end, b"")
+    reader.join()
+    assert received == [payload]
+    assert workers._read_message(read_end) == b""  # the empty message
+    os.write(write_end, (10).to_bytes(8, "little") + b"short")
+    os.close(write_end)
+    assert workers._read_message(read_end) == b""  # cut off: the writer closed the pipe
+    os.close(read_end)
