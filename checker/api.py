@@ -91,7 +91,7 @@ def scan(
     from idxcheck.workers import analysis_helper
 
     # Forked now (where it pays off), it loads libcst while this process reads the tree.
-    with analysis_helper(config.cache_dir is not None and config.jobs != 1):
+    with analysis_helper(config.cache_dir is not None and config.jobs != 1, config.focus or ()):
         result, tree = _read_and_scan(candidates, errors, config, progress)
     if progress is not None:
         progress(len(candidates) + 1, len(candidates) + 1)

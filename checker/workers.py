@@ -29,7 +29,7 @@ from typing import TypeVar, cast
 
 from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
-from idxcheck.extract.source import Block, SourceError, SourceFile
+from idxcheck.extract.source import Block, SourceError, SourceFile, parse_ahead
 from idxcheck.lazy_import import is_loaded, lazy_module, load_now
 from idxcheck.parts import analysed_part, stored_part
 from idxcheck.sym.node import keep_interned_nodes
@@ -327,7 +327,7 @@ class _Helper:
     a method edit of a backend went from 0.60 to 0.56 s. A scan that loaded libcst itself (it
     read a runner's widths) analyses here, as before."""
 
-    def __init__(self) -> None:
+    def __init__(self, ahead: Sequence[str] = ()) -> None:
         to_child, send = os.pipe()
         receive, from_child = os.pipe()
         self.pid = os.fork()
@@ -336,7 +336,7 @@ class _Helper:
             try:
                 os.close(send)
                 os.close(receive)
-                _helper_main(to_child, from_child)
+                _helper_main(to_child, from_child, ahead)
                 status = 0
             finally:
                 os._exit(status)
@@ -387,9 +387,10 @@ class _Helper:
             self.pid = 0
 
 
-def _helper_main(to_child: int, from_child: int) -> None:
+def _helper_main(to_child: int, from_child: int, ahead: Sequence[str]) -> None:
     keep_interned_nodes()  # this process analyses once, then exits
     load_now(lazy_module("libcst"))
+    _parse_classes_ahead(ahead, to_child)
     data = _read_message(to_child)
     if not data:
         return  # the scan closed the pipe
@@ -403,6 +404,28 @@ def _helper_main(to_child: int, from_child: int) -> None:
         if cache is not None:
             cache.close()
     _write_message(from_child, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+
+
+def _parse_classes_ahead(paths: Sequence[str], channel: int) -> None:
+    """Parse the classes of `paths` (the files a pre-commit run focuses on) until the scan's
+    files arrive on `channel`: a method edit makes the edited class the one that both its
+    own file's worker and a subclass's parse (about 0.07 s of each worker's 0.2 s, on a
+    large backend), and the helper has that time between loading libcst and being handed
+    the files. Each file is read again here; what changed since the scan read it is parsed
+    anew where it is used (`source.parse_ahead` keys a parse by its text)."""
+    import select
+
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                source = SourceFile.from_bytes(path, handle.read())
+        except (OSError, SourceError):
+            continue
+        for block in source.blocks:
+            if select.select([channel], [], [], 0)[0]:
+                return  # the files are here: analysing them comes first
+            if block.kind == "class":
+                parse_ahead(source.parse_text(block))
 
 
 # Messages between a scan and its helper carry their length: the pipes' ends are copied into
@@ -440,10 +463,10 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 @contextmanager
-def analysis_helper(enabled: bool) -> Iterator[None]:
+def analysis_helper(enabled: bool, ahead: Sequence[str] = ()) -> Iterator[None]:
     """Within, `analyse_parts` hands its files to a `_Helper`, where `enabled` (a scan with
     the cache, more than one job) and where one can pay off: with fork, two CPUs or more, and
-    libcst not loaded yet."""
+    libcst not loaded yet. The helper parses the classes of the files `ahead` while it waits."""
     global _HELPER
     if not enabled or _HELPER is not None or _cpus() < 2 or is_loaded("libcst"):
         yield
@@ -451,7 +474,7 @@ def analysis_helper(enabled: bool) -> Iterator[None]:
     if not hasattr(os, "fork"):
         yield
         return
-    helper = _Helper()
+    helper = _Helper(ahead)
     _HELPER = helper
     try:
         yield

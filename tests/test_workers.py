@@ -13,7 +13,7 @@ import pytest
 from idxcheck import workers
 from idxcheck.config import Config
 from idxcheck.engine import ClassIndex, scan
-from idxcheck.extract.source import SourceFile
+from idxcheck.extract.source import SourceError, SourceFile
 from idxcheck.report.json_format import to_dict
 
 from .realtree import sglang_tree
@@ -341,7 +341,8 @@ def analyse(self, *args):
 workers._Helper.analyse = analyse
 if sys.argv[2] == "dies":
     workers._helper_main = lambda *pipes: os._exit(3)
-outcome = scan(sys.argv[3:], replace(Config(), cache_dir=sys.argv[1]))
+focus = tuple(sys.argv[3:4]) if sys.argv[2] == "focused" else None
+outcome = scan(sys.argv[4:], replace(Config(), cache_dir=sys.argv[1], focus=focus))
 doc = to_dict(outcome.result)
 doc["stats"].pop("seconds")
 reaped = []
@@ -354,28 +355,36 @@ print(json.dumps({"handed": handed, "reaped": len(reaped) == len(helpers), "doc"
 """
 
 
-@pytest.mark.parametrize("helper", ["lives", "dies"])
+@pytest.mark.parametrize("helper", ["lives", "dies", "focused"])
 def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     tmp_path: Path, helper: str
 ) -> None:
     """In a process that has not loaded libcst (the command), a scan with the cache hands its
     files to a helper forked as it starts: the report is the one analysed in one process,
-    and where the helper dies the scan analyses them itself. The helper is reaped."""
+    and where the helper dies the scan analyses them itself. Focused on a file (a pre-commit
+    run), the helper parses its classes ahead. The helper is reaped."""
     import subprocess
     import sys
 
     paths = [str(FIXTURES / "bugs"), str(FIXTURES / "correct")]
+    focus = str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")
     done = subprocess.run(
-        [sys.executable, "-c", HELPER_PROBE, str(tmp_path / "cache"), helper, *paths],
+        [sys.executable, "-c", HELPER_PROBE, str(tmp_path / "cache"), helper, focus, *paths],
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)
-    assert probe["handed"] == [helper == "lives"]
+    assert probe["handed"] == [helper != "dies"]
     assert probe["reaped"]
-    here = json.loads(_report(paths, 1))
+    if helper == "focused":
+        config = replace(Config(), jobs=1, focus=(focus,))
+        here = to_dict(scan(paths, config))
+        here["stats"].pop("seconds")  # type: ignore[attr-defined]
+        assert len(here["findings"]) < len(json.loads(_report(paths, 1))["findings"])
+    else:
+        here = json.loads(_report(paths, 1))
     assert probe["doc"] == here
     assert here["findings"], "not a vacuous comparison"
 
@@ -409,3 +418,53 @@ def test_helper_messages_carry_their_length() -> None:
     os.close(write_end)
     assert workers._read_message(read_end) == b""  # cut off: the writer closed the pipe
     os.close(read_end)
+
+
+def test_a_block_parsed_ahead_is_taken_once_and_only_for_its_text(tmp_path: Path) -> None:
+    from idxcheck.extract import source as source_module
+
+    text = "class A:\n    def f(self):\n        return 1\n"
+    first = SourceFile("a.py", text)
+    (block,) = first.blocks
+    source_module.parse_ahead(first.parse_text(block))
+    ahead = source_module._parsed_ahead[first.parse_text(block)][1]
+    assert ahead is not None
+    assert first.parse_block(block) is ahead.body[0]  # taken from the parse made ahead
+    assert not source_module._parsed_ahead
+    again = SourceFile("b.py", text)
+    assert again.parse_block(again.blocks[0]) is not ahead.body[0]  # taken once only
+    source_module.parse_ahead(first.parse_text(block))
+    edited = SourceFile("a.py", text.replace("return 1", "return 2"))
+    node = edited.parse_block(edited.blocks[0])
+    assert "return 2" in edited.code_for(node)  # a changed text is parsed anew
+    source_module._parsed_ahead.clear()
+    deep = "class B:\n    x = " + "(" * 300 + ")" * 300 + "\n"
+    source_module.parse_ahead(deep)  # too deep to parse: left to its use, which reports it
+    assert not source_module._parsed_ahead
+    broken = SourceFile("c.py", "class C:\n    x = (\n")
+    source_module.parse_ahead(broken.parse_text(broken.blocks[0]))
+    assert source_module._parsed_ahead  # a syntax error is an outcome like a tree
+    with pytest.raises(SourceError):
+        broken.parse_block(broken.blocks[0])
+    assert not source_module._parsed_ahead
+
+
+def test_the_helper_parses_the_focused_classes_until_the_files_arrive() -> None:
+    from idxcheck.extract import source as source_module
+
+    path = str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")
+    classes = [b for b in SourceFile(path, Path(path).read_text()).blocks if b.kind == "class"]
+    assert classes, "not a vacuous test"
+    read_end, write_end = os.pipe()
+    try:
+        source_module._parsed_ahead.clear()
+        workers._parse_classes_ahead([path, str(FIXTURES / "missing.py")], read_end)
+        assert len(source_module._parsed_ahead) == len(classes)
+        source_module._parsed_ahead.clear()
+        os.write(write_end, b"x")  # the files are here: nothing is parsed ahead
+        workers._parse_classes_ahead([path], read_end)
+        assert not source_module._parsed_ahead
+    finally:
+        source_module._parsed_ahead.clear()
+        os.close(read_end)
+        os.close(write_end)

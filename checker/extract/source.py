@@ -490,6 +490,33 @@ class ClassSource:
         return names
 
 
+# Parses made ahead of their use (`parse_ahead`), by the exact text parsed: each is taken by
+# the first `parse_block` of that text, and a text that changed in between is parsed anew.
+_parsed_ahead: dict[str, tuple[ast.Module | SyntaxError, cst.Module | None]] = {}
+
+
+def _parse_text(text: str) -> tuple[ast.Module | SyntaxError, cst.Module | None]:
+    """CPython's tree of a block's text (or its syntax error) and libcst's module (None where
+    libcst's parser rejects the text); SourceError for code too deep to parse."""
+    cpython = cpython_check(text)
+    try:
+        return cpython, parse_module(text)
+    except cst.ParserSyntaxError:
+        return cpython, None
+    except RecursionError:
+        raise SourceError("expression nested too deeply to parse") from None
+
+
+def parse_ahead(text: str) -> None:
+    """Parse a block's text (`SourceFile.parse_text`) now, for a later `parse_block` of it in
+    this process or one forked from it. A text that does not parse is left to that call."""
+    if text not in _parsed_ahead:
+        try:
+            _parsed_ahead[text] = _parse_text(text)
+        except SourceError:
+            pass
+
+
 class SourceFile:
     def __init__(self, path: str, text: str, encoding: str = "utf-8") -> None:
         self.path = path
@@ -613,25 +640,24 @@ class SourceFile:
         found = self._parsed.get(block)
         if found is not None:
             return found
-        text = "".join(self.lines[block.start_line - 1 : block.end_line])
+        text = self.parse_text(block)
         node: cst.CSTNode | None = None
-        cpython = cpython_check(text)
+        ahead = _parsed_ahead.pop(text, None) if _parsed_ahead else None
+        cpython, module = ahead or _parse_text(text)
         if isinstance(cpython, ast.Module):
             self._cpython[block] = (cpython, block.start_line - 1)
-        try:
-            module = parse_module(text)
-            if len(module.body) == 1:
-                node = module.body[0]
-                self._indent_units[block] = module.default_indent
-        except cst.ParserSyntaxError:
-            node = None
-        except RecursionError:
-            raise SourceError("expression nested too deeply to parse") from None
+        if module is not None and len(module.body) == 1:
+            node = module.body[0]
+            self._indent_units[block] = module.default_indent
         if node is None or not isinstance(node, (cst.ClassDef, cst.FunctionDef)):
             node = self._from_whole_module(block)
             self._indent_units[block] = self.whole_module().default_indent
         self._parsed[block] = node
         return node
+
+    def parse_text(self, block: Block) -> str:
+        """The text that `parse_block` parses for `block`."""
+        return "".join(self.lines[block.start_line - 1 : block.end_line])
 
     def cpython_def(self, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
         """CPython's node of the function or method whose `def` is on file line `line`, and
