@@ -78,6 +78,18 @@ def scan(
 ) -> Scan:
     config = config or Config()
     started = time.perf_counter()
+    helped = config.cache_dir is not None and config.jobs != 1
+    if helped and config.focus is not None:
+        # A pre-commit run: the helper (`workers.analysis_helper`) is forked before the walk,
+        # for the time it needs to load libcst and parse the focused files' classes ahead.
+        from idxcheck.workers import analysis_helper
+
+        with analysis_helper(True, config.focus):
+            return _scan(paths, config, progress, started)
+    return _scan(paths, config, progress, started)
+
+
+def _scan(paths: Sequence[str], config: Config, progress: Progress | None, started: float) -> Scan:
     candidates, errors = discover_files(paths, config)
     stamp_key = None
     if config.cache_dir is not None:
@@ -90,8 +102,9 @@ def scan(
             return stored
     from idxcheck.workers import analysis_helper
 
-    # Forked now (where it pays off), it loads libcst while this process reads the tree.
-    with analysis_helper(config.cache_dir is not None and config.jobs != 1, config.focus or ()):
+    # Forked now where it is not yet (a scan of the whole tree with the cache, after the
+    # stamps showed a change), it loads libcst while this process reads the tree.
+    with analysis_helper(config.cache_dir is not None and config.jobs != 1):
         result, tree = _read_and_scan(candidates, errors, config, progress)
     if progress is not None:
         progress(len(candidates) + 1, len(candidates) + 1)

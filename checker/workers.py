@@ -125,6 +125,7 @@ def analyse_parts(
             parts[index] = found
     todo = [i for i in range(len(sources)) if i not in parts]
     if todo and _HELPER is not None and not is_loaded("libcst"):
+        hint_helper([sources[i] for i in todo], facts)
         handed = _HELPER.analyse(sources, facts, todo, cache)
         if handed is not None:
             parts.update(handed)
@@ -359,7 +360,8 @@ class _Helper:
             return None
         directory = str(cache.directory) if cache is not None else None
         try:
-            data = pickle.dumps((sources, facts, todo, directory), pickle.HIGHEST_PROTOCOL)
+            state = (sources, facts, todo, directory)
+            data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
             _write_message(self._send, data)
             reply = _read_message(self._receive)
             status, value = pickle.loads(reply) if reply else ("died", None)
@@ -368,6 +370,22 @@ class _Helper:
         finally:
             self.close()
         return cast(dict[int, FilePart], value) if status == "ok" else None
+
+    def hint(self, wanted: Sequence[Wanted]) -> None:
+        """Classes for the helper to parse ahead. The message is small (a file name and two
+        line numbers a class): the pipe takes it whole, so this never waits for the helper,
+        which reads it once it has parsed what it is parsing."""
+        if self._send is None:
+            return
+        wanted = list(wanted)
+        data = pickle.dumps(("hint", wanted), pickle.HIGHEST_PROTOCOL)
+        while len(data) + _LENGTH_BYTES > HINT_BYTES:  # the most needed, as many as fit
+            wanted = wanted[: len(wanted) // 2]
+            data = pickle.dumps(("hint", wanted), pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_message(self._send, data)
+        except OSError:
+            pass  # the helper is gone: `analyse` finds out
 
     def close(self) -> None:
         """Stop the helper and wait for it. It is killed: handed nothing, it is only loading
@@ -390,11 +408,17 @@ class _Helper:
 def _helper_main(to_child: int, from_child: int, ahead: Sequence[str]) -> None:
     keep_interned_nodes()  # this process analyses once, then exits
     load_now(lazy_module("libcst"))
-    _parse_classes_ahead(ahead, to_child)
-    data = _read_message(to_child)
-    if not data:
-        return  # the scan closed the pipe
-    sources, facts, todo, directory = pickle.loads(data)
+    parser = _AheadParser(to_child)
+    parser.parse([(path, None) for path in ahead])
+    while True:
+        data = _read_message(to_child)
+        if not data:
+            return  # the scan closed the pipe
+        kind, value = pickle.loads(data)
+        if kind != "hint":
+            break
+        parser.parse(value)
+    sources, facts, todo, directory = value
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
     try:
         reply: tuple[str, object] = ("ok", _analyse(sources, facts, cache, todo))
@@ -406,28 +430,73 @@ def _helper_main(to_child: int, from_child: int, ahead: Sequence[str]) -> None:
     _write_message(from_child, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
 
 
-def _parse_classes_ahead(paths: Sequence[str], channel: int) -> None:
-    """Parse the classes of `paths` (the files a pre-commit run focuses on) until the scan's
-    files arrive on `channel`: a method edit makes the edited class the one that both its
-    own file's worker and a subclass's parse (about 0.07 s of each worker's 0.2 s, on a
-    large backend), and the helper has that time between loading libcst and being handed
-    the files. Each file is read again here; what changed since the scan read it is parsed
-    anew where it is used (`source.parse_ahead` keys a parse by its text)."""
-    import select
+# A class to parse ahead: its file and the first and last lines of its block, or None for
+# every class of the file.
+Wanted = tuple[str, tuple[int, int] | None]
 
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                source = SourceFile.from_bytes(path, handle.read())
-        except (OSError, SourceError):
-            continue
-        for block in source.blocks:
-            if select.select([channel], [], [], 0)[0]:
-                return  # the files are here: analysing them comes first
-            if block.kind == "class":
+
+class _AheadParser:
+    """Parses classes in the helper while it waits for the scan's files, and stops as soon as
+    a message arrives on `channel`: the classes of the focused files (a method edit makes the
+    edited class one that both its own file's worker and a subclass's worker parse, about
+    0.07 s of each one's 0.2 s on a large backend), then those the scan hints at (`hint`:
+    what the files to analyse and the classes they inherit from parse, most needed first).
+    Each file is read again here; a class whose text changed since the scan read it is parsed
+    anew where it is used (`source.parse_ahead` keys a parse by its text)."""
+
+    def __init__(self, channel: int) -> None:
+        self._channel = channel
+        self._files: dict[str, SourceFile | None] = {}
+
+    def parse(self, wanted: Sequence[Wanted]) -> None:
+        import select
+
+        for path, lines in wanted:
+            source = self._file(path)
+            if source is None:
+                continue
+            for block in source.blocks:
+                if block.kind != "class":
+                    continue
+                if lines is not None and (block.start_line, block.end_line) != lines:
+                    continue
+                if select.select([self._channel], [], [], 0)[0]:
+                    return  # a message is here: the files to analyse come first
                 parse_ahead(source.parse_text(block))
 
+    def _file(self, path: str) -> SourceFile | None:
+        if path not in self._files:
+            try:
+                with open(path, "rb") as handle:
+                    self._files[path] = SourceFile.from_bytes(path, handle.read())
+            except (OSError, SourceError):
+                self._files[path] = None
+        return self._files[path]
 
+
+def hint_helper(sources: Sequence[SourceFile], facts: TreeFacts) -> None:
+    """Tell the helper, if there is one, the classes that analysing `sources` parses (their
+    own that may hold sites, and those they inherit from), those that more of them need first,
+    then the larger: it parses them while it waits (`_AheadParser`)."""
+    if _HELPER is None or is_loaded("libcst"):
+        return
+    demand: dict[tuple[str, int, int], int] = {}
+    size: dict[tuple[str, int, int], int] = {}
+    for source in sources:
+        analysed = facts.hits.blocks_that_may_hit(source)
+        for owner, block in (
+            *((source, b) for b in analysed if b.kind == "class"),
+            *facts.classes.inherited_blocks(source, analysed),
+        ):
+            key = (owner.path, block.start_line, block.end_line)
+            demand[key] = demand.get(key, 0) + 1
+            size[key] = block.end_line - block.start_line
+    order = sorted(demand, key=lambda k: (-demand[k], -size[k], k))
+    _HELPER.hint([(path, (first, last)) for path, first, last in order])
+
+
+# A pipe's buffer holds 64 KiB on Linux (and at least 4 KiB, PIPE_BUF, on any POSIX system).
+HINT_BYTES = 4096
 # Messages between a scan and its helper carry their length: the pipes' ends are copied into
 # every process forked from either side (workers, background readers), so the end of a
 # message cannot be told by the end of the pipe.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -449,22 +450,69 @@ def test_a_block_parsed_ahead_is_taken_once_and_only_for_its_text(tmp_path: Path
     assert not source_module._parsed_ahead
 
 
-def test_the_helper_parses_the_focused_classes_until_the_files_arrive() -> None:
+def test_the_helper_parses_the_classes_wanted_until_a_message_arrives(tmp_path: Path) -> None:
     from idxcheck.extract import source as source_module
 
     path = str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")
     classes = [b for b in SourceFile(path, Path(path).read_text()).blocks if b.kind == "class"]
-    assert classes, "not a vacuous test"
+    assert len(classes) > 1, "not a vacuous test"
     read_end, write_end = os.pipe()
     try:
         source_module._parsed_ahead.clear()
-        workers._parse_classes_ahead([path, str(FIXTURES / "missing.py")], read_end)
-        assert len(source_module._parsed_ahead) == len(classes)
+        parser = workers._AheadParser(read_end)
+        parser.parse([(path, None), (str(tmp_path / "missing.py"), None)])
+        assert len(source_module._parsed_ahead) == len(classes)  # every class of the file
         source_module._parsed_ahead.clear()
-        os.write(write_end, b"x")  # the files are here: nothing is parsed ahead
-        workers._parse_classes_ahead([path], read_end)
+        last = classes[-1]
+        parser.parse([(path, (last.start_line, last.end_line))])
+        assert list(source_module._parsed_ahead) == [
+            SourceFile(path, Path(path).read_text()).parse_text(last)
+        ]
+        source_module._parsed_ahead.clear()
+        os.write(write_end, b"x")  # a message is here: nothing more is parsed ahead
+        parser.parse([(path, None)])
         assert not source_module._parsed_ahead
     finally:
         source_module._parsed_ahead.clear()
         os.close(read_end)
         os.close(write_end)
+
+
+def test_the_helper_is_hinted_the_classes_the_files_to_analyse_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from idxcheck.engine import HitLines
+
+    base = SourceFile.from_bytes("base.py", (BASE + "\n\nclass Unused:\n    pass\n").encode())
+    children = [SourceFile.from_bytes(f"c{n}.py", CHILD.format(n=n).encode()) for n in range(2)]
+    hits = HitLines()
+    for child in children:
+        hits[child.path] = [3]
+    facts = SimpleNamespace(hits=hits, classes=ClassIndex([base, *children]))
+    hinted: list[list[workers.Wanted]] = []
+    monkeypatch.setattr(workers, "_HELPER", SimpleNamespace(hint=hinted.append))
+    monkeypatch.setattr(workers, "is_loaded", lambda name: False)
+    workers.hint_helper(children, facts)  # type: ignore[arg-type]
+    # The base class, which both children inherit, first; each child's own class after it.
+    assert hinted == [[("base.py", (1, 3)), ("c0.py", (1, 3)), ("c1.py", (1, 3))]]
+    monkeypatch.setattr(workers, "is_loaded", lambda name: True)
+    workers.hint_helper(children, facts)  # type: ignore[arg-type]
+    assert len(hinted) == 1, "with libcst loaded here, the helper is not used"
+
+
+def test_a_hint_is_cut_to_what_the_pipe_takes_at_once() -> None:
+    read_end, write_end = os.pipe()
+    helper = object.__new__(workers._Helper)
+    helper._send, helper._receive, helper.pid = write_end, None, 0
+    try:
+        wanted = [(f"pkg/module_{n}.py", (n, n + 10)) for n in range(1000)]
+        helper.hint(wanted)
+        os.close(write_end)
+        message = workers._read_message(read_end)
+        assert len(message) + workers._LENGTH_BYTES <= workers.HINT_BYTES
+        kind, sent = pickle.loads(message)
+        assert kind == "hint" and sent and sent == wanted[: len(sent)]
+    finally:
+        os.close(read_end)
