@@ -354,6 +354,10 @@ class ClassIndex:
                     self._blocks.setdefault(block.name, []).append((source, block))
         self._asked: set[str] | None = None  # see `recording`
 
+    def defining(self, name: str) -> list[SourceFile]:
+        """The files that define a class named `name`."""
+        return [source for source, _ in self._blocks.get(name, [])]
+
     def signature(self, name: str) -> tuple[tuple[str, str], ...]:
         """What a lookup of `name` depends on: the files that define a class of that name, by
         the digest of their code."""

@@ -23,6 +23,7 @@ files it did not edit."""
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterable
 
 from idxcheck.cache import Cache, digest
 from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
@@ -41,7 +42,25 @@ def part_key(source: SourceFile, facts: TreeFacts) -> str | None:
 def _text_key(source: SourceFile, facts: TreeFacts) -> str:
     """The key of the file's whole text, under which its `part_key` is stored: the same text
     has the same code and the same hit lines."""
-    return digest("part-text", str(facts.context_key), source.path, digest(source.text))
+    return digest("part-text", str(facts.context_key), source.path, source.text_digest())
+
+
+def known_code_digests(names: Iterable[str], facts: TreeFacts, cache: Cache) -> None:
+    """The code digests of the files that define the classes `names`, from the cache where a
+    scan computed them for the same text before, else computed and stored. Comparing a stored
+    part's lookups with the tree (`ClassIndex.signature`) strips the comments of every file
+    they name: after an edit of a backend that the tree facts read, 58 ms of a pre-commit run
+    for 23 files, against 4 ms for their text digests and lookups."""
+    for name in names:
+        for source in facts.classes.defining(name):
+            if source.has_code_digest():
+                continue
+            key = digest("code-digest", cache.versions(), source.text_digest())
+            stored = cache.get_part(key)
+            if stored is not None:
+                source.remember_code_digest(stored.decode())
+            else:
+                cache.put_part(key, source.code_digest().encode())
 
 
 def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> FilePart | None:
@@ -62,6 +81,7 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
         lookups, part = pickle.loads(stored)
     except Exception:
         return None  # written by another layout of these classes: analyse again
+    known_code_digests((name for name, _ in lookups), facts, cache)
     if not all(facts.classes.signature(name) == found for name, found in lookups):
         return None
     assert isinstance(part, FilePart)
@@ -77,6 +97,7 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
         return analyse_file(source, facts, checker)
     with facts.classes.recording() as asked:
         part = analyse_file(source, facts, checker)
+    known_code_digests(asked, facts, cache)
     recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in sorted(asked))
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
     cache.put_part(_text_key(source, facts), key.encode())

@@ -276,3 +276,31 @@ def test_release_rescan_after_a_method_edit(tmp_path: Path, analysed: list[str])
     # ... and the files whose classes inherit from it (two in 0.5.23), not the tree's 161
     assert len(analysed) <= 4, analysed
     assert cached == _json([tree], None, jobs=0)
+
+
+def test_code_digests_of_looked_up_files_come_from_the_cache_by_their_text(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from idxcheck.cache import Cache
+    from idxcheck.engine import ClassIndex
+
+    text = "class Base:  # noted\n    def f(self):\n        return 1\n"
+    cache = Cache(tmp_path / "cache", "z3-test")
+
+    def facts_of(source: SourceFile) -> object:
+        return SimpleNamespace(classes=ClassIndex([source]))
+
+    first = SourceFile("base.py", text)
+    parts.known_code_digests(["Base"], facts_of(first), cache)  # type: ignore[arg-type]
+    computed = first.code_digest()
+    again = SourceFile("base.py", text)
+    assert not again.has_code_digest()
+    parts.known_code_digests(["Base", "Missing"], facts_of(again), cache)  # type: ignore[arg-type]
+    assert again.has_code_digest() and again.code_digest() == computed
+    edited = SourceFile("base.py", text.replace("return 1", "return 2"))
+    parts.known_code_digests(["Base"], facts_of(edited), cache)  # type: ignore[arg-type]
+    assert edited.code_digest() != computed
+    assert edited.code_digest() == SourceFile("base.py", edited.text).code_digest()
+    cache.close()

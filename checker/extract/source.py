@@ -544,6 +544,7 @@ class SourceFile:
         self._kept: set[Block] = set()
         self._module_for_codegen: cst.Module | None = None
         self._code_digest: str | None = None
+        self._text_digest: str | None = None
         self._code_text: str | None = None
         # Whether the text holds the suppression marker, where the reading found out from the
         # bytes (`engine.load_file`); None: not known, `suppressions.read_comments` looks.
@@ -625,6 +626,20 @@ class SourceFile:
         if self._code_text is None:
             self._code_text = strip_comments(self.text)
         return self._code_text
+
+    def text_digest(self) -> str:
+        """A digest of the file's whole text."""
+        if self._text_digest is None:
+            data = self.text.encode("utf-8", "surrogatepass")
+            self._text_digest = hashlib.sha256(data).hexdigest()
+        return self._text_digest
+
+    def has_code_digest(self) -> bool:
+        return self._code_digest is not None
+
+    def remember_code_digest(self, value: str) -> None:
+        """`code_digest` as computed before for this text (`parts.known_code_digests`)."""
+        self._code_digest = value
 
     def code_digest(self) -> str:
         """A digest of the file's code: comments and trailing blank lines do not count, line
