@@ -114,6 +114,8 @@ def test_entry_skips_teardown_unless_the_runtime_is_loaded(
     monkeypatch.setattr(cli.os, "_exit", exits.append)
     monkeypatch.setattr("gc.set_threshold", lambda *levels: thresholds.append(levels))
     monkeypatch.setattr(sys, "argv", ["idxcheck", "rules"])
+    for name in cli._NEEDS_TEARDOWN:  # other tests of this process may have loaded them
+        monkeypatch.delitem(sys.modules, name, raising=False)
     for name in loaded:
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     with pytest.raises(SystemExit) as stop:
