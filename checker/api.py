@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from idxcheck import suppressions
     from idxcheck.engine import LoadedTree, Prefilter
     from idxcheck.extract.source import SourceFile
+    from idxcheck.located import Located
 
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
 # that use them: a warm scan answered by `stamps` never loads them.
@@ -129,6 +130,7 @@ def _read_and_scan(
 ) -> tuple[ScanResult, LoadedTree]:
     """The files that pass the prefilter read, and the tree scanned."""
     from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
+    from idxcheck.located import load_located, store_located
     from idxcheck.profile import load_profile
 
     profile = load_profile(
@@ -140,6 +142,7 @@ def _read_and_scan(
     total = len(candidates) + 1
     prefilter = Prefilter(profile)
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
+    known = load_located(config) if config.cache_dir is not None else None
     absolute = _absolute_paths(candidates)
     # Files rejected before and unchanged since are not read again.
     read_paths = [
@@ -153,9 +156,9 @@ def _read_and_scan(
     later: list[Candidate] = []
     if len(to_read) >= BACKGROUND_READ_FILES:
         to_read, later = to_read[: len(to_read) // 2], to_read[len(to_read) // 2 :]
-    read_later = _read_elsewhere(later, prefilter, config.jobs) if later else None
+    read_later = _read_elsewhere(later, prefilter, config.jobs, known) if later else None
     for candidate in to_read:
-        load_file(candidate, tree, prefilter)
+        load_file(candidate, tree, prefilter, known)
         if progress is not None:
             progress(tree.walked, total)
     if read_later is not None:
@@ -170,6 +173,7 @@ def _read_and_scan(
         progress(len(candidates), total)
     if config.cache_dir is not None:
         _remember_rejected(read_paths, tree, config, rejected)
+        store_located(config, tree.files, known or {})
     return scan_tree(tree, config, profile), tree
 
 
@@ -180,7 +184,10 @@ BACKGROUND_READ_FILES = 1_000
 
 
 def _read_elsewhere(
-    candidates: Sequence[Candidate], prefilter: Prefilter, jobs: int
+    candidates: Sequence[Candidate],
+    prefilter: Prefilter,
+    jobs: int,
+    known: Mapping[str, Located] | None = None,
 ) -> Callable[[], tuple[list[SourceFile], list[FileError], dict[str, str], int]]:
     """`load_file` of each candidate, perhaps in another process (`workers.in_background`):
     the files read, the errors, the marked files' texts and the count walked."""
@@ -190,7 +197,7 @@ def _read_elsewhere(
     def read() -> tuple[list[SourceFile], list[FileError], dict[str, str], int]:
         part = LoadedTree()
         for candidate in candidates:
-            load_file(candidate, part, prefilter)
+            load_file(candidate, part, prefilter, known)
         return part.files, part.errors, part.marked, part.walked
 
     return in_background(read, jobs)

@@ -40,7 +40,7 @@ from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.extract.modes import ModeModel, mode_model_from_profile
 from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner
-from idxcheck.extract.source import Block, SourceError, SourceFile, strip_comments
+from idxcheck.extract.source import Block, SourceError, SourceFile, decode_source, strip_comments
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
 from idxcheck.kernels import (
@@ -51,6 +51,7 @@ from idxcheck.kernels import (
     find_launchers,
     launchers_signature,
 )
+from idxcheck.located import Located, data_digest
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.readings import FileReadings, store_reading, stored_reading
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
@@ -302,8 +303,16 @@ def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedT
     return tree
 
 
-def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
-    """Read one discovered file into the tree when it passes the prefilter."""
+def load_file(
+    item: Candidate,
+    tree: LoadedTree,
+    prefilter: Prefilter,
+    known: Mapping[str, Located] | None = None,
+) -> None:
+    """Read one discovered file into the tree when it passes the prefilter. With `known`
+    (what the last scan with the cache found in the files it read as Python, `located`), a
+    file whose bytes are the same is taken as found then, and the digest of the bytes of a
+    file read as Python is kept on it."""
     tree.walked += 1
     try:
         with open(item.path, "rb") as handle:
@@ -311,6 +320,19 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
     except OSError as exc:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
+    found = known.get(item.display) if known is not None else None
+    if found is not None:
+        data_key = data_digest(data)
+        if data_key == found.digest:
+            try:
+                text, encoding = decode_source(data)
+            except SourceError:
+                pass  # it decoded before: read it as any other file, which reports the error
+            else:
+                source = found.source(item.display, text, encoding)
+                tree.files.append(source)
+                tree.hits.add(source, prefilter)
+                return
     facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
     if facts_only or prefilter.matches(data):
         try:
@@ -324,6 +346,8 @@ def load_file(item: Candidate, tree: LoadedTree, prefilter: Prefilter) -> None:
             if facts_only or utf8 or prefilter.matches_text(text_file.text):
                 if utf8:
                     text_file.holds_marker = _holds_marker(data, text_file.text)
+                if known is not None:
+                    text_file.data_digest = data_digest(data)
                 tree.files.append(text_file)
                 tree.hits.add(text_file, prefilter)
                 return

@@ -518,12 +518,21 @@ def parse_ahead(text: str) -> None:
 
 
 class SourceFile:
-    def __init__(self, path: str, text: str, encoding: str = "utf-8") -> None:
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        encoding: str = "utf-8",
+        located: tuple[list[Block], dict[Block, Offsets]] | None = None,
+    ) -> None:
+        """`located`: the blocks and offsets `locate_blocks_in_text` (or `locate_blocks`, with
+        no offsets) found in this very text before (`idxcheck.located`)."""
         self.path = path
         self.text = text
         self.encoding = encoding  # what the bytes were decoded from
         self._lines: list[str] | None = None
-        located = locate_blocks_in_text(text)
+        if located is None:
+            located = locate_blocks_in_text(text)
         if located is None:
             self.blocks = locate_blocks(self.lines)
             self._offsets: dict[Block, Offsets] = {}
@@ -549,6 +558,14 @@ class SourceFile:
         # Whether the text holds the suppression marker, where the reading found out from the
         # bytes (`engine.load_file`); None: not known, `suppressions.read_comments` looks.
         self.holds_marker: bool | None = None
+        # The digest of the bytes the text was decoded from, where a scan with the cache read
+        # them (`idxcheck.located`).
+        self.data_digest: str | None = None
+
+    @property
+    def offsets(self) -> dict[Block, Offsets]:
+        """Where each block lies in the text (empty for a text located by its lines)."""
+        return self._offsets
 
     @property
     def lines(self) -> list[str]:
