@@ -208,3 +208,23 @@ def test_reading_marks_use_at_most_once_an_hour(tmp_path: Path) -> None:
     assert cache.get_blob("k") == b"x" * 1000
     assert used() > 0, "an old mark is renewed, so the entry is not the first pruned"
     cache.close()
+
+
+def test_pruning_finds_the_least_recently_used_by_an_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cache_module.Cache(tmp_path / "cache")
+    monkeypatch.setattr(cache_module, "MAX_PARTS", 2)
+    for n in range(4):
+        store.put_part(f"k{n}", b"x" * 10_000)
+    store.get_part("k0")  # marked as used now only after an hour: k0 stays the oldest
+    store.prune()
+    conn = sqlite3.connect(store.path)
+    assert sorted(k for (k,) in conn.execute("SELECT key FROM parts")) == ["k2", "k3"]
+    plan = " ".join(
+        str(row)
+        for row in conn.execute("EXPLAIN QUERY PLAN SELECT key FROM parts ORDER BY used LIMIT 1")
+    )
+    assert "parts_used" in plan, plan
+    conn.close()
+    store.close()
