@@ -30,6 +30,10 @@ MAX_BLOBS = 16
 # A file's analysis is a few to tens of kilobytes (18 KB for the largest backend of SGLang
 # 0.5.23): 5,000 of them, about 30 whole-tree scans' worth, stay within about 50 MB.
 MAX_PARTS = 5_000
+# A class's syntax trees pickled are about 13 times its text (175 KB on average for the 127
+# classes of SGLang 0.5.13 that a scan parses, 22 MB in all): the trees of the classes of a
+# whole release stay within about 70 MB.
+MAX_PARSES = 400
 USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
 SCHEMA = 1
 
@@ -135,7 +139,10 @@ class Cache:
             # `prune` finds the least recently used entries by these: without them SQLite reads
             # every row of the table for its `used`, past the value stored before it (whole
             # results of a release are megabytes each: 16 ms a scan once the table is full).
-            for table in ("verdicts", "results", "blobs", "parts"):
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+            )
+            for table in ("verdicts", "results", "blobs", "parts", "parses"):
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
             self._conn = conn
         return self._conn
@@ -191,6 +198,15 @@ class Cache:
     def put_part(self, key: str, value: bytes) -> None:
         self._put_bytes("parts", key, value)
 
+    # -- pickled syntax trees of class texts (`idxcheck.parse_store`) ----------------------
+
+    def get_parse(self, key: str) -> bytes | None:
+        stored = self._get("parses", key)
+        return bytes(stored) if stored is not None else None
+
+    def put_parse(self, key: str, value: bytes) -> None:
+        self._put_bytes("parses", key, value)
+
     def _put_bytes(self, table: str, key: str, value: bytes) -> None:
         try:
             self._connect().execute(
@@ -233,6 +249,7 @@ class Cache:
                 ("results", MAX_RESULTS),
                 ("blobs", MAX_BLOBS),
                 ("parts", MAX_PARTS),
+                ("parses", MAX_PARSES),
             ):
                 (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
                 if count > limit:

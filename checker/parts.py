@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from idxcheck.cache import Cache, digest
 from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
 from idxcheck.extract.source import SourceFile
+from idxcheck.parse_store import parses_from
 
 Lookups = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
@@ -95,7 +96,7 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker)
-    with facts.classes.recording() as asked:
+    with facts.classes.recording() as asked, parses_from(cache):
         part = analyse_file(source, facts, checker)
     known_code_digests(asked, facts, cache)
     recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in sorted(asked))

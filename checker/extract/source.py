@@ -19,7 +19,7 @@ import tokenize
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from idxcheck.extract.positions import Anchors, anchored_span, statement_anchors
 from idxcheck.lazy_import import lazy_module
@@ -490,12 +490,24 @@ class ClassSource:
         return names
 
 
+# A block's text parsed: CPython's tree (or its syntax error) and libcst's module (None where
+# libcst's parser rejects the text).
+Parsed = tuple[ast.Module | SyntaxError, "cst.Module | None"]
+
+
+class ParseStoreLike(Protocol):
+    def get(self, text: str) -> Parsed | None: ...
+    def parsed(self, text: str, trees: Parsed) -> None: ...
+
+
 # Parses made ahead of their use (`parse_ahead`), by the exact text parsed: each is taken by
 # the first `parse_block` of that text, and a text that changed in between is parsed anew.
-_parsed_ahead: dict[str, tuple[ast.Module | SyntaxError, cst.Module | None]] = {}
+_parsed_ahead: dict[str, Parsed] = {}
+# Where parses are kept from one scan to the next (`idxcheck.parse_store.parses_from`).
+parse_store: ParseStoreLike | None = None
 
 
-def _parse_text(text: str) -> tuple[ast.Module | SyntaxError, cst.Module | None]:
+def _parse_text(text: str) -> Parsed:
     """CPython's tree of a block's text (or its syntax error) and libcst's module (None where
     libcst's parser rejects the text); SourceError for code too deep to parse."""
     cpython = cpython_check(text)
@@ -674,8 +686,14 @@ class SourceFile:
             return found
         text = self.parse_text(block)
         node: cst.CSTNode | None = None
-        ahead = _parsed_ahead.pop(text, None) if _parsed_ahead else None
-        cpython, module = ahead or _parse_text(text)
+        trees = _parsed_ahead.pop(text, None) if _parsed_ahead else None
+        store = parse_store
+        if trees is None and store is not None:
+            trees = store.get(text)
+            if trees is None:
+                trees = _parse_text(text)
+                store.parsed(text, trees)
+        cpython, module = trees or _parse_text(text)
         if isinstance(cpython, ast.Module):
             self._cpython[block] = (cpython, block.start_line - 1)
         if module is not None and len(module.body) == 1:

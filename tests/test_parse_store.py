@@ -1,0 +1,90 @@
+"""Class trees kept in the cache (`idxcheck.parse_store`): marked at a text's first parse,
+stored at its second, taken at its third, and a scan that takes them reports the same."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from idxcheck import parse_store
+from idxcheck.cache import Cache
+from idxcheck.config import Config
+from idxcheck.engine import scan
+from idxcheck.extract import source as source_module
+from idxcheck.extract.source import SourceFile
+from idxcheck.report.json_format import to_dict
+
+FIXTURE = Path("fixtures/bugs/eagle_draft_extend_v2.py")
+
+
+def _class_block(source: SourceFile):  # type: ignore[no-untyped-def]
+    return next(b for b in source.blocks if b.kind == "class")
+
+
+def test_a_text_is_marked_then_stored_then_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    text = FIXTURE.read_text()
+    parsed: list[str] = []
+    original = source_module._parse_text
+
+    def parse_text(block_text: str):  # type: ignore[no-untyped-def]
+        parsed.append(block_text)
+        return original(block_text)
+
+    monkeypatch.setattr(source_module, "_parse_text", parse_text)
+    trees = []
+    for _ in range(3):
+        source = SourceFile(str(FIXTURE), text)
+        with parse_store.parses_from(cache):
+            trees.append(source.parse_block(_class_block(source)))
+    assert len(parsed) == 2  # the third is taken from the store
+    store = parse_store.ParseStore(cache)
+    block_text = source.parse_text(_class_block(source))
+    assert store.get(block_text) is not None
+    code = SourceFile(str(FIXTURE), text).code_for
+    assert code(trees[2]) == code(trees[0])
+    assert source_module.parse_store is None  # set only within
+    # A stored tree that does not unpickle is parsed again.
+    cache.put_parse(store._key(block_text), b"not a pickle")
+    assert store.get(block_text) is None
+    again = SourceFile(str(FIXTURE), text)
+    with parse_store.parses_from(cache):
+        assert code(again.parse_block(_class_block(again))) == code(trees[0])
+    cache.close()
+
+
+def test_a_scan_that_takes_stored_trees_reports_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [str(FIXTURE.parent)]
+    taken: list[str] = []
+    original = parse_store.ParseStore.get
+
+    def get(self: parse_store.ParseStore, text: str):  # type: ignore[no-untyped-def]
+        found = original(self, text)
+        if found is not None:
+            taken.append(text)
+        return found
+
+    monkeypatch.setattr(parse_store.ParseStore, "get", get)
+
+    def report(rlimit: int, cache: bool) -> str:
+        config = replace(Config(), jobs=1, rlimit=rlimit)
+        if cache:
+            config = replace(config, cache_dir=str(tmp_path / "cache"))
+        doc = to_dict(scan(paths, config))
+        doc["stats"].pop("seconds")  # type: ignore[attr-defined]
+        return json.dumps(doc, sort_keys=True)
+
+    # Each solver budget keys its own analyses: each scan parses every class again.
+    report(1_000_001, True)
+    report(1_000_002, True)
+    assert not taken
+    third = report(1_000_003, True)
+    assert taken, "the third scan takes the trees the second stored"
+    assert third == report(1_000_003, False)
