@@ -173,12 +173,12 @@ class Cache:
 
     # -- whole results ----------------------------------------------------------------------
 
-    def get_result(self, key: str) -> dict[str, Any] | None:
+    def get_result(self, key: str) -> bytes | None:
         stored = self._get("results", key)
-        return json.loads(stored) if stored is not None else None
+        return bytes(stored) if isinstance(stored, bytes) else None
 
-    def put_result(self, key: str, value: dict[str, Any]) -> None:
-        self._put("results", key, value)
+    def put_result(self, key: str, value: bytes) -> None:
+        self._put_bytes("results", key, value)
 
     # -- pickled objects (tree facts) ---------------------------------------------------------
 

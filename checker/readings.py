@@ -22,7 +22,7 @@ class FileReadings:
         self.inputs = inputs
 
     def key(self, source: SourceFile) -> str:
-        return digest(self.kind, self.inputs, source.path, digest(source.text))
+        return digest(self.kind, self.inputs, source.path, source.text_digest())
 
     def get(self, source: SourceFile) -> Any:
         """What was read from this text, or None."""
