@@ -32,13 +32,16 @@ class ParseStore:
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
         self._prefix = digest("parse", cache.versions(), _libcst_version())
+        self._marked: dict[str, bool] = {}  # by key: whether `get` found the mark
 
     def _key(self, text: str) -> str:
         data = text.encode("utf-8", "surrogatepass")
         return digest(self._prefix, hashlib.sha256(data).hexdigest())
 
     def get(self, text: str) -> Parsed | None:
-        stored = self.cache.get_parse(self._key(text))
+        key = self._key(text)
+        stored = self.cache.get_parse(key)
+        self._marked[key] = stored is not None
         if not stored:
             return None
         try:
@@ -48,9 +51,13 @@ class ParseStore:
         return found if isinstance(found, tuple) and len(found) == 2 else None
 
     def parsed(self, text: str, trees: Parsed) -> None:
-        """A text parsed: marked the first time, its trees stored the second."""
+        """A text parsed (after `get` missed it): marked the first time, its trees stored the
+        second."""
         key = self._key(text)
-        if self.cache.get_parse(key) is None:
+        marked = self._marked.pop(key, None)
+        if marked is None:
+            marked = self.cache.get_parse(key) is not None
+        if not marked:
             self.cache.put_parse(key, _SEEN)
             return
         try:
