@@ -86,11 +86,17 @@ def scan(
         from idxcheck.workers import analysis_helper
 
         with analysis_helper(True, config.focus):
-            return _scan(paths, config, progress, started)
-    return _scan(paths, config, progress, started)
+            return _scan(paths, config, progress, started, helped)
+    return _scan(paths, config, progress, started, helped)
 
 
-def _scan(paths: Sequence[str], config: Config, progress: Progress | None, started: float) -> Scan:
+def _scan(
+    paths: Sequence[str],
+    config: Config,
+    progress: Progress | None,
+    started: float,
+    helped: bool,
+) -> Scan:
     candidates, errors = discover_files(paths, config)
     stamp_key = None
     if config.cache_dir is not None:
@@ -105,7 +111,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, start
 
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
-    with analysis_helper(config.cache_dir is not None and config.jobs != 1):
+    with analysis_helper(helped):
         result, tree = _read_and_scan(candidates, errors, config, progress)
     if progress is not None:
         progress(len(candidates) + 1, len(candidates) + 1)

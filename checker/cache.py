@@ -136,12 +136,12 @@ class Cache:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)"
             )
-            # `prune` finds the least recently used entries by these: without them SQLite reads
-            # every row of the table for its `used`, past the value stored before it (whole
-            # results of a release are megabytes each: 16 ms a scan once the table is full).
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, value BLOB, used REAL)"
             )
+            # `prune` finds the least recently used entries by these: without them SQLite reads
+            # every row of the table for its `used`, past the value stored before it (whole
+            # results of a release are megabytes each: 16 ms a scan once the table is full).
             for table in ("verdicts", "results", "blobs", "parts", "parses"):
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
             self._conn = conn
@@ -264,6 +264,25 @@ class Cache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def read_blob(directory: str, key: str) -> bytes | None:
+    """One stored blob, through a connection of its own that is closed again (a scan forks
+    after reading it, and a connection must not cross a fork)."""
+    cache = Cache(Path(directory))
+    try:
+        return cache.get_blob(key)
+    finally:
+        cache.close()
+
+
+def write_blob(directory: str, key: str, value: bytes) -> None:
+    """Store one blob, through a connection of its own that is closed again."""
+    cache = Cache(Path(directory))
+    try:
+        cache.put_blob(key, value)
+    finally:
+        cache.close()
 
 
 def clear(directory: Path) -> bool:

@@ -11,9 +11,8 @@ import hashlib
 import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from idxcheck.cache import Cache, digest, tool_versions
+from idxcheck.cache import digest, read_blob, tool_versions, write_blob
 from idxcheck.config import Config
 from idxcheck.extract.source import Block, Offsets, SourceFile
 
@@ -48,11 +47,7 @@ def located_key(config: Config) -> str:
 def load_located(config: Config) -> dict[str, Located]:
     """The files read as Python by the last scan with this cache (by displayed path)."""
     assert config.cache_dir is not None
-    cache = Cache(Path(config.cache_dir))
-    try:
-        stored = cache.get_blob(located_key(config))
-    finally:
-        cache.close()
+    stored = read_blob(config.cache_dir, located_key(config))
     if stored is None:
         return {}
     try:
@@ -77,8 +72,4 @@ def store_located(
     }
     if {p: v.digest for p, v in now.items()} == {p: v.digest for p, v in before.items()}:
         return
-    cache = Cache(Path(config.cache_dir))
-    try:
-        cache.put_blob(located_key(config), pickle.dumps(now, protocol=pickle.HIGHEST_PROTOCOL))
-    finally:
-        cache.close()
+    write_blob(config.cache_dir, located_key(config), pickle.dumps(now, pickle.HIGHEST_PROTOCOL))

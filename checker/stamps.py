@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from idxcheck.cache import Cache, digest, tool_versions
+from idxcheck.cache import digest, read_blob, tool_versions, write_blob
 from idxcheck.config import Config
 from idxcheck.discover import Candidate
 from idxcheck.findings import FileError
@@ -77,11 +76,7 @@ def load_rejected(config: Config) -> dict[str, tuple[int, int, int, int]]:
     """Files the prefilter rejected in earlier scans (absolute path -> stamp): a file whose
     stamp is unchanged is not read again. Files with a suppression comment are never in it."""
     assert config.cache_dir is not None
-    cache = Cache(Path(config.cache_dir))
-    try:
-        stored = cache.get_blob(rejected_key(config))
-    finally:
-        cache.close()
+    stored = read_blob(config.cache_dir, rejected_key(config))
     if stored is None:
         return {}
     try:
@@ -93,20 +88,14 @@ def load_rejected(config: Config) -> dict[str, tuple[int, int, int, int]]:
 
 def store_rejected(config: Config, rejected: dict[str, tuple[int, int, int, int]]) -> None:
     assert config.cache_dir is not None
-    cache = Cache(Path(config.cache_dir))
-    try:
-        cache.put_blob(rejected_key(config), json.dumps(rejected, sort_keys=True).encode())
-    finally:
-        cache.close()
+    write_blob(
+        config.cache_dir, rejected_key(config), json.dumps(rejected, sort_keys=True).encode()
+    )
 
 
 def load(config: Config, key: str) -> Scan | None:
     assert config.cache_dir is not None
-    cache = Cache(Path(config.cache_dir))
-    try:
-        stored = cache.get_blob(key)
-    finally:
-        cache.close()
+    stored = read_blob(config.cache_dir, key)
     if stored is None:
         return None
     try:
@@ -122,8 +111,4 @@ def store(config: Config, key: str, outcome: Scan) -> None:
     """Pickled: a warm scan decodes the outcome of a whole release (3,566 verdicts of sites)
     in half the time JSON takes, and the cache is the user's own folder."""
     assert config.cache_dir is not None
-    cache = Cache(Path(config.cache_dir))
-    try:
-        cache.put_blob(key, pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
-    finally:
-        cache.close()
+    write_blob(config.cache_dir, key, pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))

@@ -207,12 +207,7 @@ def _shared_classes(
     for number, task in enumerate(tasks):
         needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
         for index in task:
-            source = sources[index]
-            analysed = facts.hits.blocks_that_may_hit(source)
-            for pair in (
-                *((source, b) for b in analysed if b.kind == "class"),
-                *facts.classes.inherited_blocks(source, analysed),
-            ):
+            for pair in _classes_parsed(sources[index], facts):
                 needed[(id(pair[0]), pair[1])] = pair
         for key, pair in needed.items():
             demand[key] = demand.get(key, 0) + int(number >= first)
@@ -221,6 +216,16 @@ def _shared_classes(
         (owner, block)
         for key, (owner, block) in where.items()
         if demand[key] >= SHARED_PARSE_TASKS or owner.has_class_source(block)
+    ]
+
+
+def _classes_parsed(source: SourceFile, facts: TreeFacts) -> list[tuple[SourceFile, Block]]:
+    """The class blocks that analysing `source` parses: its own that may hold sites, and those
+    they inherit from, in this file or others."""
+    analysed = facts.hits.blocks_that_may_hit(source)
+    return [
+        *((source, b) for b in analysed if b.kind == "class"),
+        *facts.classes.inherited_blocks(source, analysed),
     ]
 
 
@@ -439,7 +444,7 @@ class _AheadParser:
     """Parses classes in the helper while it waits for the scan's files, and stops as soon as
     a message arrives on `channel`: the classes of the focused files (a method edit makes the
     edited class one that both its own file's worker and a subclass's worker parse, about
-    0.07 s of each one's 0.2 s on a large backend), then those the scan hints at (`hint`:
+    0.09 s of each one's 0.2 s on a large backend), then those the scan hints at (`hint`:
     what the files to analyse and the classes they inherit from parse, most needed first).
     Each file is read again here; a class whose text changed since the scan read it is parsed
     anew where it is used (`source.parse_ahead` keys a parse by its text)."""
@@ -483,11 +488,7 @@ def hint_helper(sources: Sequence[SourceFile], facts: TreeFacts) -> None:
     demand: dict[tuple[str, int, int], int] = {}
     size: dict[tuple[str, int, int], int] = {}
     for source in sources:
-        analysed = facts.hits.blocks_that_may_hit(source)
-        for owner, block in (
-            *((source, b) for b in analysed if b.kind == "class"),
-            *facts.classes.inherited_blocks(source, analysed),
-        ):
+        for owner, block in _classes_parsed(source, facts):
             key = (owner.path, block.start_line, block.end_line)
             demand[key] = demand.get(key, 0) + 1
             size[key] = block.end_line - block.start_line

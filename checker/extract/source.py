@@ -519,6 +519,23 @@ def _parse_text(text: str) -> Parsed:
         raise SourceError("expression nested too deeply to parse") from None
 
 
+def _trees_of(text: str) -> Parsed:
+    """A block's text parsed: made ahead in this process (`parse_ahead`), else kept from an
+    earlier scan (`parse_store`), else parsed now (and handed to the store)."""
+    if _parsed_ahead:
+        found = _parsed_ahead.pop(text, None)
+        if found is not None:
+            return found
+    store = parse_store
+    if store is None:
+        return _parse_text(text)
+    found = store.get(text)
+    if found is None:
+        found = _parse_text(text)
+        store.parsed(text, found)
+    return found
+
+
 def parse_ahead(text: str) -> None:
     """Parse a block's text (`SourceFile.parse_text`) now, for a later `parse_block` of it in
     this process or one forked from it. A text that does not parse is left to that call."""
@@ -686,14 +703,7 @@ class SourceFile:
             return found
         text = self.parse_text(block)
         node: cst.CSTNode | None = None
-        trees = _parsed_ahead.pop(text, None) if _parsed_ahead else None
-        store = parse_store
-        if trees is None and store is not None:
-            trees = store.get(text)
-            if trees is None:
-                trees = _parse_text(text)
-                store.parsed(text, trees)
-        cpython, module = trees or _parse_text(text)
+        cpython, module = _trees_of(text)
         if isinstance(cpython, ast.Module):
             self._cpython[block] = (cpython, block.start_line - 1)
         if module is not None and len(module.body) == 1:
