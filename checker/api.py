@@ -85,7 +85,7 @@ def scan(
         # for the time it needs to load libcst and parse the focused files' classes ahead.
         from idxcheck.workers import analysis_helper
 
-        with analysis_helper(True, config.focus):
+        with analysis_helper(True, config.focus, config.cache_dir):
             return _scan(paths, config, progress, started, helped)
     return _scan(paths, config, progress, started, helped)
 
@@ -111,7 +111,7 @@ def _scan(
 
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
-    with analysis_helper(helped):
+    with analysis_helper(helped, (), config.cache_dir):
         result, tree = _read_and_scan(candidates, errors, config, progress)
     if progress is not None:
         progress(len(candidates) + 1, len(candidates) + 1)

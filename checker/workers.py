@@ -66,6 +66,11 @@ T = TypeVar("T")
 # SGLang 0.5.23 the parent parses for 2.1 s at two, 0.54 s at three; a pre-commit run's three
 # tasks share nothing).
 SHARED_PARSE_TASKS = 3
+# z3 is loaded before the workers are forked past this many tasks a job. Loading it costs
+# 26 ms: before the forks it delays every worker, in a worker only that one. A pre-commit run
+# after an edit of a backend that others inherit from has three tasks at two jobs, whose
+# obligations are all in the verdict cache; a cold scan of a release has about sixty.
+SOLVER_FIRST_TASKS = 2
 
 # Set in the parent just before the fork: the workers read them from their copy of memory.
 _SOURCES: Sequence[SourceFile] = ()
@@ -166,10 +171,10 @@ def _analyse(
     try:
         import multiprocessing
 
-        if len(tasks) > jobs:
+        if len(tasks) > SOLVER_FIRST_TASKS * jobs:
             # Loaded once, before the forks: workers forked for later tasks would each load
-            # it again. Where each worker has one task (a pre-commit run), a worker loads z3
-            # only if an obligation misses the verdict cache, alongside the other worker.
+            # it again. With few tasks (a pre-commit run), a worker loads z3 only if an
+            # obligation misses the verdict cache, alongside the other workers.
             import idxcheck.solve.solver  # noqa: F401
 
         load_now(lazy_module("libcst"))
@@ -333,7 +338,7 @@ class _Helper:
     a method edit of a backend went from 0.60 to 0.56 s. A scan that loaded libcst itself (it
     read a runner's widths) analyses here, as before."""
 
-    def __init__(self, ahead: Sequence[str] = ()) -> None:
+    def __init__(self, ahead: Sequence[str] = (), directory: str | None = None) -> None:
         to_child, send = os.pipe()
         receive, from_child = os.pipe()
         self.pid = os.fork()
@@ -342,7 +347,7 @@ class _Helper:
             try:
                 os.close(send)
                 os.close(receive)
-                _helper_main(to_child, from_child, ahead)
+                _helper_main(to_child, from_child, ahead, directory)
                 status = 0
             finally:
                 os._exit(status)
@@ -394,9 +399,9 @@ class _Helper:
 
     def close(self) -> None:
         """Stop the helper and wait for it. It is killed: handed nothing, it is only loading
-        libcst or waiting (it opens nothing before it is handed its files), and after its
-        reply it is only exiting; a scan that falls back on its own analysis does not wait
-        for the helper's."""
+        libcst, parsing ahead (its writes to the cache are single SQLite transactions, which a
+        kill leaves whole or undone) or waiting, and after its reply it is only exiting; a scan
+        that falls back on its own analysis does not wait for the helper's."""
         if self._send is not None and self._receive is not None:
             os.close(self._send)
             os.close(self._receive)
@@ -410,21 +415,31 @@ class _Helper:
             self.pid = 0
 
 
-def _helper_main(to_child: int, from_child: int, ahead: Sequence[str]) -> None:
+def _helper_main(
+    to_child: int, from_child: int, ahead: Sequence[str], directory: str | None
+) -> None:
+    from idxcheck.parse_store import parses_from
+
     keep_interned_nodes()  # this process analyses once, then exits
     load_now(lazy_module("libcst"))
-    parser = _AheadParser(to_child)
-    parser.parse([(path, None) for path in ahead])
-    while True:
-        data = _read_message(to_child)
-        if not data:
-            return  # the scan closed the pipe
-        kind, value = pickle.loads(data)
-        if kind != "hint":
-            break
-        parser.parse(value)
-    sources, facts, todo, directory = value
+    # The classes parsed ahead are taken from the cache's syntax trees where it has them.
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
+    parser = _AheadParser(to_child)
+    with parses_from(cache):
+        parser.parse([(path, None) for path in ahead])
+        while True:
+            data = _read_message(to_child)
+            if not data:
+                return  # the scan closed the pipe
+            kind, value = pickle.loads(data)
+            if kind != "hint":
+                break
+            parser.parse(value)
+    sources, facts, todo, handed = value
+    if handed != directory:
+        if cache is not None:
+            cache.close()
+        cache = Cache(Path(handed), solver_version()) if handed is not None else None
     try:
         reply: tuple[str, object] = ("ok", _analyse(sources, facts, cache, todo))
     except Exception as exc:  # met again by the scan's own analysis
@@ -533,10 +548,13 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 @contextmanager
-def analysis_helper(enabled: bool, ahead: Sequence[str] = ()) -> Iterator[None]:
+def analysis_helper(
+    enabled: bool, ahead: Sequence[str] = (), directory: str | None = None
+) -> Iterator[None]:
     """Within, `analyse_parts` hands its files to a `_Helper`, where `enabled` (a scan with
     the cache, more than one job) and where one can pay off: with fork, two CPUs or more, and
-    libcst not loaded yet. The helper parses the classes of the files `ahead` while it waits."""
+    libcst not loaded yet. The helper parses the classes of the files `ahead` while it waits,
+    with the syntax trees kept in the cache at `directory`."""
     global _HELPER
     if not enabled or _HELPER is not None or _cpus() < 2 or is_loaded("libcst"):
         yield
@@ -544,7 +562,7 @@ def analysis_helper(enabled: bool, ahead: Sequence[str] = ()) -> Iterator[None]:
     if not hasattr(os, "fork"):
         yield
         return
-    helper = _Helper(ahead)
+    helper = _Helper(ahead, directory)
     _HELPER = helper
     try:
         yield

@@ -88,3 +88,32 @@ def test_a_scan_that_takes_stored_trees_reports_the_same(
     third = report(1_000_003, True)
     assert taken, "the third scan takes the trees the second stored"
     assert third == report(1_000_003, False)
+
+
+def test_a_parse_made_ahead_goes_through_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan's helper parses ahead the classes around an edited one, unchanged texts: it
+    takes their trees from the store and notes its parses there as any parse does."""
+    cache = Cache(tmp_path / "cache")
+    text = FIXTURE.read_text()
+    parsed: list[str] = []
+    original = source_module._parse_text
+
+    def parse_text(block_text: str):  # type: ignore[no-untyped-def]
+        parsed.append(block_text)
+        return original(block_text)
+
+    monkeypatch.setattr(source_module, "_parse_text", parse_text)
+    source = SourceFile(str(FIXTURE), text)
+    block_text = source.parse_text(_class_block(source))
+    try:
+        for _ in range(3):
+            with parse_store.parses_from(cache):
+                source_module.parse_ahead(block_text)
+            assert source_module._parsed_ahead.pop(block_text)[1] is not None
+        assert len(parsed) == 2  # marked, stored, then taken from the store
+        assert parse_store.ParseStore(cache).get(block_text) is not None
+    finally:
+        source_module._parsed_ahead.clear()
+        cache.close()

@@ -526,6 +526,10 @@ def _trees_of(text: str) -> Parsed:
         found = _parsed_ahead.pop(text, None)
         if found is not None:
             return found
+    return _stored_or_parsed(text)
+
+
+def _stored_or_parsed(text: str) -> Parsed:
     store = parse_store
     if store is None:
         return _parse_text(text)
@@ -538,10 +542,13 @@ def _trees_of(text: str) -> Parsed:
 
 def parse_ahead(text: str) -> None:
     """Parse a block's text (`SourceFile.parse_text`) now, for a later `parse_block` of it in
-    this process or one forked from it. A text that does not parse is left to that call."""
+    this process or one forked from it. A text that does not parse is left to that call. The
+    trees are taken from the store where it has them, and the parse is noted there as any
+    other: the classes hinted to a scan's helper (the bases and subclasses of an edited class)
+    are unchanged texts that a pre-commit run would otherwise parse again each time."""
     if text not in _parsed_ahead:
         try:
-            _parsed_ahead[text] = _parse_text(text)
+            _parsed_ahead[text] = _stored_or_parsed(text)
         except SourceError:
             pass
 
