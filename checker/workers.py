@@ -29,7 +29,13 @@ from typing import TypeVar, cast
 
 from idxcheck.cache import Cache, solver_version
 from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
-from idxcheck.extract.source import Block, SourceError, SourceFile, parse_ahead
+from idxcheck.extract.source import (
+    Block,
+    SourceError,
+    SourceFile,
+    parse_ahead,
+    texts_left_out,
+)
 from idxcheck.lazy_import import is_loaded, lazy_module, load_now
 from idxcheck.parts import analysed_part, stored_part
 from idxcheck.sym.node import keep_interned_nodes
@@ -104,7 +110,7 @@ def jobs_for(
 
 
 def _work_size(sources: Sequence[SourceFile], classes: ClassIndex | None) -> int:
-    size = sum(len(s.text) for s in sources)
+    size = sum(s.length for s in sources)
     if classes is not None:
         for source in sources:
             if size >= MIN_PARALLEL_BYTES:
@@ -153,7 +159,7 @@ def _analyse(
     shared: list[tuple[SourceFile, Block]] = []
     if jobs > 1:
         # Largest first, so that the longest file does not start last.
-        tasks = _tasks(sorted(todo, key=lambda i: -len(sources[i].text)), sources, jobs)
+        tasks = _tasks(sorted(todo, key=lambda i: -sources[i].length), sources, jobs)
         shared = _shared_classes(tasks, sources, facts, jobs)
         _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
@@ -252,7 +258,7 @@ def _tasks(order: Sequence[int], sources: Sequence[SourceFile], jobs: int) -> li
     group: list[int] = []
     size = 0
     for index in order[jobs:]:
-        length = len(sources[index].text)
+        length = sources[index].length
         if group and size + length > TASK_BYTES:
             tasks.append(tuple(group))
             group, size = [], 0
@@ -333,10 +339,12 @@ class _Helper:
     reads the tree and its facts (from the cache, without libcst). The files to analyse are
     then handed to it, pickled with the tree facts, and it analyses them as this process would
     have (`_analyse`, forking its workers from itself). Loading libcst takes 0.1 s; handing
-    the files over about 0.04 s (pickled, sent and unpickled: 8.6 MB on SGLang 0.5.23, nearly
-    all of it the candidate files' text, which the class index holds); a pre-commit run after
-    a method edit of a backend went from 0.60 to 0.56 s. A scan that loaded libcst itself (it
-    read a runner's widths) analyses here, as before."""
+    the files over 0.01 s: they are pickled without their texts (`source.texts_left_out`),
+    which the helper reads again from the files it uses (0.27 MB on SGLang 0.5.23 where the
+    texts made it 8.8 MB and 0.045 s). If a file changed since this process read it, the
+    helper gives up and this process analyses the texts it read. A pre-commit run after a
+    method edit of a backend went from 0.60 to 0.56 s with the helper. A scan that loaded
+    libcst itself (it read a runner's widths) analyses here, as before."""
 
     def __init__(self, ahead: Sequence[str] = (), directory: str | None = None) -> None:
         to_child, send = os.pipe()
@@ -371,7 +379,8 @@ class _Helper:
         directory = str(cache.directory) if cache is not None else None
         try:
             state = (sources, facts, todo, directory)
-            data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
+            with texts_left_out():  # read again there, of the few files it uses
+                data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
             _write_message(self._send, data)
             reply = _read_message(self._receive)
             status, value = pickle.loads(reply) if reply else ("died", None)

@@ -299,17 +299,20 @@ def test_a_shared_class_that_does_not_parse_is_left_to_its_workers() -> None:
 Z3_PROBE = """
 import json, sys
 from dataclasses import replace
+from idxcheck import workers
 from idxcheck.config import Config
 from idxcheck.engine import scan
+workers.TASK_BYTES = 1  # a task per file
 result = scan(sys.argv[1:], replace(Config(), jobs=2))
 print(json.dumps({"z3": "z3" in sys.modules, "refuted": result.stats.refuted}))
 """
 
 
-@pytest.mark.parametrize("files", [2, 3])
-def test_z3_is_loaded_before_the_forks_only_for_more_tasks_than_workers(files: int) -> None:
-    """With a task per worker (a pre-commit run) each worker loads z3 if it needs it; with
-    more tasks, the parent loads it once for all the workers forked after the first."""
+@pytest.mark.parametrize("files", [2, 4, 5])
+def test_z3_is_loaded_before_the_forks_only_for_many_tasks_a_worker(files: int) -> None:
+    """With few tasks a worker (a pre-commit run) each worker loads z3 if it needs it; with
+    more than two a worker, the parent loads it once for all the workers forked after the
+    first."""
     import subprocess
     import sys
 
@@ -320,7 +323,7 @@ def test_z3_is_loaded_before_the_forks_only_for_more_tasks_than_workers(files: i
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)
     assert probe["refuted"] > 0  # the workers did solve
-    assert probe["z3"] is (files > 2)
+    assert probe["z3"] is (files > workers.SOLVER_FIRST_TASKS * 2)
 
 
 HELPER_PROBE = """
@@ -342,10 +345,27 @@ def analyse(self, *args):
 workers._Helper.analyse = analyse
 if sys.argv[2] == "dies":
     workers._helper_main = lambda *pipes: os._exit(3)
+edited = {}
+if sys.argv[2] == "changed":
+    # Every file is edited on disk after this process read it, before its helper reads again
+    # the texts left out of what it is handed; they are put back after the scan.
+    def analyse_edited(self, *args):
+        for folder in sys.argv[4:]:
+            for path in sorted(os.listdir(folder)):
+                full = os.path.join(folder, path)
+                with open(full) as handle:
+                    edited[full] = handle.read()
+                with open(full, "w") as handle:
+                    handle.write(edited[full] + "# edited\\n")
+        return analyse(self, *args)
+    workers._Helper.analyse = analyse_edited
 focus = tuple(sys.argv[3:4]) if sys.argv[2] == "focused" else None
 outcome = scan(sys.argv[4:], replace(Config(), cache_dir=sys.argv[1], focus=focus))
 doc = to_dict(outcome.result)
 doc["stats"].pop("seconds")
+for full, text in edited.items():
+    with open(full, "w") as handle:
+        handle.write(text)
 reaped = []
 for pid in helpers:
     try:
@@ -356,19 +376,25 @@ print(json.dumps({"handed": handed, "reaped": len(reaped) == len(helpers), "doc"
 """
 
 
-@pytest.mark.parametrize("helper", ["lives", "dies", "focused"])
+@pytest.mark.parametrize("helper", ["lives", "dies", "focused", "changed"])
 def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     tmp_path: Path, helper: str
 ) -> None:
     """In a process that has not loaded libcst (the command), a scan with the cache hands its
     files to a helper forked as it starts: the report is the one analysed in one process,
     and where the helper dies the scan analyses them itself. Focused on a file (a pre-commit
-    run), the helper parses its classes ahead. The helper is reaped."""
+    run), the helper parses its classes ahead. The files' texts are left out of what the
+    helper is handed: where the files changed on disk since the scan read them, the helper
+    gives up and the scan analyses the texts it read. The helper is reaped."""
+    import shutil
     import subprocess
     import sys
 
-    paths = [str(FIXTURES / "bugs"), str(FIXTURES / "correct")]
-    focus = str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")
+    paths = []
+    for name in ("bugs", "correct"):
+        shutil.copytree(FIXTURES / name, tmp_path / name)
+        paths.append(str(tmp_path / name))
+    focus = str(tmp_path / "bugs" / "eagle_draft_extend_v2.py")
     done = subprocess.run(
         [sys.executable, "-c", HELPER_PROBE, str(tmp_path / "cache"), helper, focus, *paths],
         capture_output=True,
@@ -377,7 +403,7 @@ def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     )
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)
-    assert probe["handed"] == [helper != "dies"]
+    assert probe["handed"] == [helper not in ("dies", "changed")]
     assert probe["reaped"]
     if helper == "focused":
         config = replace(Config(), jobs=1, focus=(focus,))
@@ -516,3 +542,26 @@ def test_a_hint_is_cut_to_what_the_pipe_takes_at_once() -> None:
         assert kind == "hint" and sent and sent == wanted[: len(sent)]
     finally:
         os.close(read_end)
+
+
+def test_a_file_read_from_disk_is_pickled_for_the_helper_without_its_text(tmp_path: Path) -> None:
+    from idxcheck.extract.source import TextChanged, texts_left_out
+    from idxcheck.located import data_digest
+
+    path = tmp_path / "a.py"
+    path.write_bytes(b"class A:\n    x = 1\n")
+    read = SourceFile.from_bytes(str(path), path.read_bytes())
+    read.data_digest = data_digest(path.read_bytes())
+    made = SourceFile("b.py", "class B:\n    y = 2\n")  # not read from disk: its text goes
+    with texts_left_out():
+        data = pickle.dumps((read, made))
+    assert b"x = 1" not in data and b"y = 2" in data
+    assert b"x = 1" in pickle.dumps(read)  # outside, a pickle holds the text
+    again, other = pickle.loads(data)
+    assert again.length == read.length and other.text == made.text
+    assert again.text == read.text  # read again from the file
+    path.write_bytes(b"class A:\n    x = 2\n")
+    changed, _ = pickle.loads(data)
+    with pytest.raises(TextChanged):
+        assert changed.text is None  # raises first
+    assert not issubclass(TextChanged, SourceError)  # never reported as the file's error
