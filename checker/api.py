@@ -177,10 +177,17 @@ def _read_and_scan(
         tree.walked += walked
     if progress is not None:
         progress(len(candidates), total)
-    if config.cache_dir is not None:
-        _remember_rejected(read_paths, tree, config, rejected)
-        store_located(config, tree.files, known or {})
-    return scan_tree(tree, config, profile), tree
+    if config.cache_dir is None:
+        return scan_tree(tree, config, profile), tree
+    from idxcheck.workers import meanwhile
+
+    # Written once the tree facts have made their readings of the files, while the helper
+    # analyses (else after the analysis).
+    with meanwhile(
+        lambda: _remember_rejected(read_paths, tree, config, rejected),
+        lambda: store_located(config, tree.files, known or {}),
+    ):
+        return scan_tree(tree, config, profile), tree
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the

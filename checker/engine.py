@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,16 @@ from idxcheck.extract.constraints import (
 )
 from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
-from idxcheck.extract.modes import ModeModel, mode_model_from_profile
-from idxcheck.extract.runners import WidthDefinitions, is_runner, read_runner
-from idxcheck.extract.source import Block, SourceError, SourceFile, decode_source, strip_comments
+from idxcheck.extract.modes import ModeModel, mentioned_members, mode_model_from_profile
+from idxcheck.extract.runners import WidthDefinitions, read_runner, runner_blocks
+from idxcheck.extract.source import (
+    Block,
+    SourceError,
+    SourceFile,
+    decode_source,
+    reading,
+    strip_comments,
+)
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
 from idxcheck.kernels import (
@@ -490,7 +498,7 @@ class DataclassIndex:
 
 def find_mode_model(tree: LoadedTree, profile: Profile) -> tuple[ModeModel, list[FileError]]:
     errors: list[FileError] = []
-    fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
+    fallback = mode_model_from_profile(profile, mentioned_in(tree.files, profile))
     for source in tree.files:
         if "class ForwardMode" not in source.text:
             continue
@@ -1413,7 +1421,7 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
       fallback mode members, the versions and settings."""
     names = set(read_registry(tree.files))
     width_functions = profile.tree_width_functions
-    fallback = mode_model_from_profile(profile, [source.text for source in tree.files])
+    fallback = mode_model_from_profile(profile, mentioned_in(tree.files, profile))
     common = [
         cache.versions(),
         replace(config, focus=None).key_settings(),
@@ -1424,7 +1432,11 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
     inputs = ["inputs", *common]
     for source in sorted(tree.files, key=lambda s: s.path):
         feeds = feeds_tree_facts(source, profile, names)
-        defines = any(f"def {n}" in source.text for n in width_functions)
+        defines = reading(
+            source,
+            "defines\0" + "\0".join(width_functions),
+            partial(_defines, source, width_functions),
+        )
         whole = f"{source.path}\0{source.text_digest()}" if feeds or defines else None
         blocks = None
         if not (feeds and defines):
@@ -1469,26 +1481,46 @@ def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[s
     holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
     read from (each of them tests at least this much before reading). It decides both what
     keys the cached tree facts and when a focused scan must analyse every file."""
+    if reading(source, "feeds\0" + profile.name, partial(_feeds_by_text, source, profile)):
+        return True
+    # Whether the file quotes a registered backend's name depends on the tree's registry.
+    return reading(source, "raises-speculative", partial(_raises_speculative, source)) and (
+        _quotes_any(source.text, registry_names)
+    )
+
+
+def _raises_speculative(source: SourceFile) -> bool:
+    return "raise" in source.text and "speculative" in source.text
+
+
+def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
+    """`feeds_tree_facts` but for the backend names the file may quote."""
     text = source.text
     return (
         "class ForwardMode" in text
         or "register_attention_backend(" in text
-        or (
-            "raise" in text
-            and "speculative" in text
-            and (constraints_forced(text) is not None or _quotes_any(text, registry_names))
-        )
+        or (_raises_speculative(source) and constraints_forced(text) is not None)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
-        or (
-            # The runner test's regexes need `self.<width attribute>` in the text.
-            any(f"self.{attr}" in text for attr in profile.runner_width_attrs)
-            and any(
-                is_runner(source, block, profile.runner_width_attrs)
-                for block in source.blocks
-                if block.kind == "class"
-            )
-        )
+        or bool(runner_blocks(source, profile.runner_width_attrs))
     )
+
+
+def _defines(source: SourceFile, functions: Iterable[str]) -> bool:
+    return any(f"def {name}" in source.text for name in functions)
+
+
+def mentioned_in(files: Iterable[SourceFile], profile: Profile) -> set[str]:
+    """The profile's members of one generation only that the files mention."""
+    found: set[str] = set()
+    for source in files:
+        found.update(
+            reading(source, "mentions\0" + profile.name, partial(_mentions, source, profile))
+        )
+    return found
+
+
+def _mentions(source: SourceFile, profile: Profile) -> tuple[str, ...]:
+    return mentioned_members(profile, source.text)
 
 
 def _scan_tree(
@@ -1682,11 +1714,7 @@ def runtime_model_from_tree(
     default = default_runtime_model(profile)
     read: dict[str, list[RunnerWidth]] = {}
     for source in tree.files:
-        blocks = [
-            block
-            for block in source.blocks
-            if block.kind == "class" and is_runner(source, block, profile.runner_width_attrs)
-        ]
+        blocks = runner_blocks(source, profile.runner_width_attrs)
         if not blocks:
             continue
         reading: RunnerReading | None = runners.get(source) if runners is not None else None

@@ -20,18 +20,21 @@ from idxcheck.extract.source import Block, Offsets, SourceFile
 @dataclass(frozen=True)
 class Located:
     """A file read as Python, as it was read: the digest of its bytes, its blocks, their
-    offsets and whether it holds the marker (None: not told from its bytes)."""
+    offsets, whether it holds the marker (None: not told from its bytes) and the readings
+    of its text (`source.reading`) made by then."""
 
     digest: str
     blocks: tuple[Block, ...]
     offsets: Mapping[Block, Offsets]
     holds_marker: bool | None
+    readings: Mapping[str, object]
 
     def source(self, path: str, text: str, encoding: str) -> SourceFile:
         """The file, from its text decoded from the same bytes."""
         found = SourceFile(path, text, encoding, (list(self.blocks), dict(self.offsets)))
         found.holds_marker = self.holds_marker
         found.data_digest = self.digest
+        found.readings = dict(self.readings)
         return found
 
 
@@ -40,7 +43,8 @@ def data_digest(data: bytes) -> str:
 
 
 def located_key(config: Config) -> str:
-    # The prefilter's words come from the profile and the engine, both in the code fingerprint.
+    # The prefilter's words and the functions of the readings come from the profile and the
+    # engine, both in the code fingerprint.
     return digest("located", tool_versions("any"), config.profile)
 
 
@@ -61,15 +65,22 @@ def store_located(
     config: Config, files: Iterable[SourceFile], before: Mapping[str, Located]
 ) -> None:
     """Keep what this scan found in the files it read as Python (those whose digest it took),
-    where that differs from what it was handed (`before`)."""
+    where that differs from what it was handed (`before`): another file, or a reading made
+    for the first time."""
     assert config.cache_dir is not None
+    files = list(files)
     now = {
         source.path: Located(
-            source.data_digest, tuple(source.blocks), source.offsets, source.holds_marker
+            source.data_digest,
+            tuple(source.blocks),
+            source.offsets,
+            source.holds_marker,
+            dict(source.readings),
         )
         for source in files
         if source.data_digest is not None
     }
-    if {p: v.digest for p, v in now.items()} == {p: v.digest for p, v in before.items()}:
+    same = {p: v.digest for p, v in now.items()} == {p: v.digest for p, v in before.items()}
+    if same and not any(s.new_readings for s in files if s.data_digest is not None):
         return
     write_blob(config.cache_dir, located_key(config), pickle.dumps(now, pickle.HIGHEST_PROTOCOL))

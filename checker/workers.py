@@ -378,14 +378,19 @@ class _Helper:
             return None
         directory = str(cache.directory) if cache is not None else None
         try:
-            state = (sources, facts, todo, directory)
-            with texts_left_out():  # read again there, of the few files it uses
-                data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
-            _write_message(self._send, data)
-            reply = _read_message(self._receive)
-            status, value = pickle.loads(reply) if reply else ("died", None)
-        except Exception:  # whatever failed there is met again here
-            return None
+            try:
+                state = (sources, facts, todo, directory)
+                with texts_left_out():  # read again there, of the few files it uses
+                    data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
+                _write_message(self._send, data)
+            except Exception:  # whatever failed there is met again here
+                return None
+            _run_meanwhile()
+            try:
+                reply = _read_message(self._receive)
+                status, value = pickle.loads(reply) if reply else ("died", None)
+            except Exception:
+                return None
         finally:
             self.close()
         return cast(dict[int, FilePart], value) if status == "ok" else None
@@ -554,6 +559,27 @@ def _read_exactly(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+# What a scan does while its helper analyses (`meanwhile`).
+_MEANWHILE: list[Callable[[], None]] = []
+
+
+@contextmanager
+def meanwhile(*work: Callable[[], None]) -> Iterator[None]:
+    """Within, `work` is done while a helper analyses the files handed to it, else as the
+    block ends: writes to the cache that the analysis does not wait for (the located blocks
+    and readings of a pre-commit run's files, 9 ms, rewritten as the edited file changed)."""
+    _MEANWHILE.extend(work)
+    try:
+        yield
+    finally:
+        _run_meanwhile()
+
+
+def _run_meanwhile() -> None:
+    while _MEANWHILE:
+        _MEANWHILE.pop(0)()
 
 
 @contextmanager

@@ -44,7 +44,7 @@ def test_a_file_read_before_is_taken_as_found_and_changed_bytes_are_read_anew(
     assert source.data_digest == located.data_digest(path.read_bytes())
     assert _read(path, None).files[0].data_digest is None  # no cache: no digest taken
     entry = located.Located(
-        source.data_digest, tuple(source.blocks), source.offsets, source.holds_marker
+        source.data_digest, tuple(source.blocks), source.offsets, source.holds_marker, {}
     )
     # A different answer for the same bytes would be taken: the entry is what is used.
     marked = replace(entry, holds_marker=not source.holds_marker)
@@ -83,6 +83,7 @@ def test_a_scan_that_takes_what_the_last_one_found_reports_the_same(
     first = report()
     stored = located.load_located(config)
     assert sorted(Path(p).name for p in stored) == sorted(p.name for p in tree.iterdir())
+    assert all("registry" in entry.readings for entry in stored.values())
     taken: list[str] = []
     original = located.Located.source
 
@@ -101,3 +102,32 @@ def test_a_scan_that_takes_what_the_last_one_found_reports_the_same(
     no_cache = to_dict(scan([str(tree)], replace(config, cache_dir=None)).result)
     no_cache["stats"].pop("seconds")
     assert json.dumps(no_cache, sort_keys=True) == first
+
+
+def test_the_readings_of_a_text_are_kept_with_it_and_taken_for_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    from idxcheck.extract.constraints import read_registry
+
+    path = tmp_path / "backend.py"
+    path.write_text(FIXTURE.read_text())
+    (source,) = _read(path, {}).files
+    assert read_registry([source]) == {} and source.new_readings
+    entry = located.Located(
+        source.data_digest,
+        tuple(source.blocks),
+        source.offsets,
+        source.holds_marker,
+        {"registry": (("made_up", ("MadeUpBackend",)),)},
+    )
+    # The reading kept is the one used (a made-up one shows it), and nothing is new.
+    (taken,) = _read(path, {str(path): entry}).files
+    assert read_registry([taken]) == {"made_up": {"MadeUpBackend"}}
+    assert not taken.new_readings
+    config = replace(Config(), cache_dir=str(tmp_path / "cache"))
+    located.store_located(config, [taken], {str(path): entry})
+    assert located.load_located(config) == {}  # the same bytes and readings: nothing written
+    read_registry([source])
+    assert source.new_readings
+    located.store_located(config, [source], {str(path): entry})
+    assert located.load_located(config)[str(path)].readings == {"registry": ()}

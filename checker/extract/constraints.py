@@ -19,10 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from idxcheck.extract.interpreter import ClassInterpreter, Frame, ScanContext, State
-from idxcheck.extract.source import FunctionSource, SourceError, SourceFile, descendants
+from idxcheck.extract.source import (
+    FunctionSource,
+    SourceError,
+    SourceFile,
+    descendants,
+    reading,
+)
 from idxcheck.extract.values import ConfigV
 from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Span
@@ -80,18 +87,26 @@ ELSEWHERE_BYTES = 200_000
 def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
     registry: dict[str, set[str]] = {}
     for source in files:
-        if "register_attention_backend(" not in source.text:
-            continue
-        for block in source.blocks:
-            if block.kind != "def":
-                continue
-            header = source.header_text(block)
-            match = _REGISTER.search(header)
-            if not match:
-                continue
-            body = source.block_text(block, decorators=False)
-            registry.setdefault(match.group(1), set()).update(_RETURN_CLASS.findall(body))
+        for name, classes in reading(source, "registry", partial(_file_registry, source)):
+            registry.setdefault(name, set()).update(classes)
     return registry
+
+
+def _file_registry(source: SourceFile) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The backends one file registers, each with the classes its function returns."""
+    if "register_attention_backend(" not in source.text:
+        return ()
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for block in source.blocks:
+        if block.kind != "def":
+            continue
+        header = source.header_text(block)
+        match = _REGISTER.search(header)
+        if not match:
+            continue
+        body = source.block_text(block, decorators=False)
+        found.append((match.group(1), tuple(_RETURN_CLASS.findall(body))))
+    return tuple(found)
 
 
 def constraints_forced(text: str) -> re.Match[str] | None:

@@ -7,6 +7,7 @@ without DRAFT_EXTEND v1, are modelled as they are); otherwise taken from the pro
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from idxcheck.profile import Profile
@@ -98,28 +99,31 @@ def top_level_alternatives(pattern: str) -> list[str]:
     return branches
 
 
-def mode_model_from_profile(profile: Profile, texts: list[str] | None = None) -> ModeModel:
-    """The profile's default model; members of one generation only are kept when one of
-    `texts` (the scanned files) mentions them. A mention holds the member's name in upper or
-    lower case (`ForwardMode.DRAFT_EXTEND`, `.is_draft_extend(`): a substring test picks the
-    texts the profile's pattern is tried on."""
-
-    def mentioned(member: str, pattern: str) -> bool:
-        lower = member.lower()
+def mentioned_members(profile: Profile, text: str) -> tuple[str, ...]:
+    """The profile's members of one generation only that `text` mentions. A mention holds the
+    member's name in upper or lower case (`ForwardMode.DRAFT_EXTEND`, `.is_draft_extend(`): a
+    substring test picks the texts the profile's pattern is tried on."""
+    found: list[str] = []
+    for member, pattern in profile.mode_members_if_mentioned.items():
+        if member not in text and member.lower() not in text:
+            continue
         # Each alternative on its own: one that starts with a literal is searched for at
         # memchr speed, where an alternation is tried at every position.
-        alternatives = [re.compile(p) for p in top_level_alternatives(pattern)]
-        return any(
-            (member in t or lower in t) and any(a.search(t) for a in alternatives)
-            for t in texts or ()
-        )
+        alternatives = top_level_alternatives(pattern)
+        if any(re.search(alternative, text) for alternative in alternatives):
+            found.append(member)
+    return tuple(found)
 
+
+def mode_model_from_profile(
+    profile: Profile, mentioned: Collection[str] | None = None
+) -> ModeModel:
+    """The profile's default model; members of one generation only are kept when the scanned
+    files mention them (`mentioned`, from `mentioned_members`; None: all are kept)."""
     members = tuple(
         m
         for m in profile.mode_members
-        if m not in profile.mode_members_if_mentioned
-        or texts is None
-        or mentioned(m, profile.mode_members_if_mentioned[m])
+        if m not in profile.mode_members_if_mentioned or mentioned is None or m in mentioned
     )
     predicates: dict[str, Predicate] = {}
     for name, (always, flagged) in profile.mode_predicates.items():

@@ -10,11 +10,18 @@ runtime's width functions (`resolve_num_tokens_per_req`) are read from their def
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from idxcheck.extract.interpreter import ClassInterpreter, ScanContext, iter_choice
-from idxcheck.extract.source import ClassSource, FunctionSource, SourceError, SourceFile
+from idxcheck.extract.source import (
+    Block,
+    ClassSource,
+    FunctionSource,
+    SourceError,
+    SourceFile,
+    reading,
+)
 from idxcheck.extract.values import IntV, MemberV, Value
 from idxcheck.runtime_model import RunnerWidth
 from idxcheck.spans import Span
@@ -100,6 +107,23 @@ def _block_text(source: SourceFile, block: object) -> str:
 def is_runner(source: SourceFile, block: object, width_attrs: Iterable[str]) -> bool:
     text = _block_text(source, block)
     return any(re.search(rf"self\.{attr}\s*=[^=]", text) for attr in width_attrs)
+
+
+def runner_blocks(source: SourceFile, width_attrs: Sequence[str]) -> list[Block]:
+    """The file's classes that set a runner width attribute (`is_runner`)."""
+    attrs = tuple(width_attrs)
+
+    def find() -> tuple[int, ...]:
+        if not any(f"self.{attr}" in source.text for attr in attrs):
+            return ()  # each of the tests below needs this much
+        return tuple(
+            index
+            for index, block in enumerate(source.blocks)
+            if block.kind == "class" and is_runner(source, block, attrs)
+        )
+
+    found = reading(source, "runner-blocks\0" + "\0".join(attrs), find)
+    return [source.blocks[index] for index in found]
 
 
 def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
