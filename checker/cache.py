@@ -33,7 +33,10 @@ MAX_PARTS = 5_000
 # A class's syntax trees pickled are about 13 times its text (175 KB on average for the 127
 # classes of SGLang 0.5.13 that a scan parses, 22 MB in all): the trees of the classes of a
 # whole release stay within about 70 MB.
-MAX_PARSES = 400
+# Kept by the size of what is stored (a mark of a text parsed once is empty): whole classes'
+# trees and their chunks' (`idxcheck.extract.chunks`), both for a whole release, stay within.
+MAX_PARSE_BYTES = 160_000_000
+MAX_PARSES = 50_000
 USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
 SCHEMA = 1
 
@@ -136,13 +139,17 @@ class Cache:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)"
             )
+            # Sizes kept beside the trees, and indexed with `used`: `prune` sums them from the
+            # index alone (summing the lengths of the stored values reads every row).
             conn.execute(
-                "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+                "CREATE TABLE IF NOT EXISTS trees "
+                "(key TEXT PRIMARY KEY, size INTEGER, used REAL, value BLOB)"
             )
+            conn.execute("CREATE INDEX IF NOT EXISTS trees_used ON trees (used, size)")
             # `prune` finds the least recently used entries by these: without them SQLite reads
             # every row of the table for its `used`, past the value stored before it (whole
             # results of a release are megabytes each: 16 ms a scan once the table is full).
-            for table in ("verdicts", "results", "blobs", "parts", "parses"):
+            for table in ("verdicts", "results", "blobs", "parts"):
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
             self._conn = conn
         return self._conn
@@ -201,11 +208,29 @@ class Cache:
     # -- pickled syntax trees of class texts (`idxcheck.parse_store`) ----------------------
 
     def get_parse(self, key: str) -> bytes | None:
-        stored = self._get("parses", key)
+        stored = self._get("trees", key)
         return bytes(stored) if stored is not None else None
 
     def put_parse(self, key: str, value: bytes) -> None:
-        self._put_bytes("parses", key, value)
+        self.put_parses([(key, value)])
+
+    def put_parses(self, items: list[tuple[str, bytes]]) -> None:
+        """Several entries in one transaction."""
+        now = time.time()
+        try:
+            conn = self._connect()
+            conn.execute("BEGIN")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO trees (key, size, used, value) VALUES (?, ?, ?, ?)",
+                    [(key, len(value), now, value) for key, value in items],
+                )
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error:
+            pass
 
     def _put_bytes(self, table: str, key: str, value: bytes) -> None:
         try:
@@ -249,7 +274,7 @@ class Cache:
                 ("results", MAX_RESULTS),
                 ("blobs", MAX_BLOBS),
                 ("parts", MAX_PARTS),
-                ("parses", MAX_PARSES),
+                ("trees", MAX_PARSES),
             ):
                 (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
                 if count > limit:
@@ -257,8 +282,25 @@ class Cache:
                         f"DELETE FROM {table} WHERE key IN (SELECT key FROM {table} ORDER BY used LIMIT ?)",
                         (count - limit,),
                     )
+            self._prune_parse_bytes(conn)
+            # Where syntax trees were kept before their sizes were: its trees are not read.
+            conn.execute("DROP TABLE IF EXISTS parses")
         except sqlite3.Error:
             pass
+
+    def _prune_parse_bytes(self, conn: sqlite3.Connection) -> None:
+        """The least recently used syntax trees removed until the rest fit MAX_PARSE_BYTES."""
+        (size,) = conn.execute("SELECT TOTAL(size) FROM trees").fetchone()
+        if size <= MAX_PARSE_BYTES:
+            return
+        rows = conn.execute("SELECT key, size FROM trees ORDER BY used DESC").fetchall()
+        kept = 0
+        removed: list[tuple[str]] = []
+        for key, length in rows:
+            kept += length or 0
+            if kept > MAX_PARSE_BYTES:
+                removed.append((key,))
+        conn.executemany("DELETE FROM trees WHERE key = ?", removed)
 
     def close(self) -> None:
         if self._conn is not None:

@@ -6,7 +6,10 @@ edit parses again the classes around the edited one (its base classes, the subcl
 files), whose text did not change. A text's trees are stored the second time a scan parses it
 (the first leaves a mark): pickling costs about as much as parsing, and most texts a cold scan
 parses are never parsed again. Keyed by the digest of the text, idxcheck's code and libcst's
-version; a tree that does not unpickle is parsed again."""
+version; a tree that does not unpickle is parsed again.
+
+The edited class itself is parsed chunk by chunk (`idxcheck.extract.chunks`), and the chunks
+are kept the same way: after an edit of one method, the other methods' trees come from here."""
 
 from __future__ import annotations
 
@@ -14,10 +17,17 @@ import hashlib
 import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from idxcheck.cache import Cache, digest
 from idxcheck.extract import source
 from idxcheck.extract.source import Parsed
+from idxcheck.lazy_import import lazy_module
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 _SEEN = b""  # the mark of a text parsed once
 
@@ -29,53 +39,80 @@ def _libcst_version() -> str:
 
 
 class ParseStore:
+    """Whole class texts' trees (`get`, `parsed`) and their chunks' (`get_chunk`,
+    `parsed_chunk`, `idxcheck.extract.chunks`), under keys of their own. What is parsed is
+    written at `flush`, in one transaction: a class is a few dozen chunks."""
+
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
-        self._prefix = digest("parse", cache.versions(), _libcst_version())
+        versions = (cache.versions(), _libcst_version())
+        self._prefix = digest("parse", *versions)
+        self._chunk_prefix = digest("parse-chunk", *versions)
         self._marked: dict[str, bool] = {}  # by key: whether `get` found the mark
+        self._pending: dict[str, bytes] = {}  # written at `flush`
 
-    def _key(self, text: str) -> str:
+    def _key(self, prefix: str, text: str) -> str:
         data = text.encode("utf-8", "surrogatepass")
-        return digest(self._prefix, hashlib.sha256(data).hexdigest())
+        return digest(prefix, hashlib.sha256(data).hexdigest())
 
     def get(self, text: str) -> Parsed | None:
-        key = self._key(text)
-        stored = self.cache.get_parse(key)
-        self._marked[key] = stored is not None
-        if not stored:
-            return None
-        try:
-            found = pickle.loads(stored)
-        except Exception:  # another layout of the node classes, a tree too deep: parse it
-            return None
+        found = self._load(self._key(self._prefix, text))
         return found if isinstance(found, tuple) and len(found) == 2 else None
+
+    def get_chunk(self, text: str) -> cst.Module | None:
+        found = self._load(self._key(self._chunk_prefix, text))
+        return found if isinstance(found, cst.Module) else None
 
     def parsed(self, text: str, trees: Parsed) -> None:
         """A text parsed (after `get` missed it): marked the first time, its trees stored the
         second."""
-        key = self._key(text)
+        self._note(self._key(self._prefix, text), trees)
+
+    def parsed_chunk(self, text: str, module: cst.Module) -> None:
+        self._note(self._key(self._chunk_prefix, text), module)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.cache.put_parses(list(self._pending.items()))
+            self._pending.clear()
+
+    def _load(self, key: str) -> object:
+        stored = self._pending.get(key)
+        if stored is None:
+            stored = self.cache.get_parse(key)
+        self._marked[key] = stored is not None
+        if not stored:
+            return None
+        try:
+            return pickle.loads(stored)
+        except Exception:  # another layout of the node classes, a tree too deep: parse it
+            return None
+
+    def _note(self, key: str, value: object) -> None:
         marked = self._marked.pop(key, None)
         if marked is None:
-            marked = self.cache.get_parse(key) is not None
+            marked = key in self._pending or self.cache.get_parse(key) is not None
         if not marked:
-            self.cache.put_parse(key, _SEEN)
+            self._pending[key] = _SEEN
             return
         try:
-            data = pickle.dumps(trees, pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
         except (RecursionError, pickle.PicklingError, TypeError):
             return
-        self.cache.put_parse(key, data)
+        self._pending[key] = data
 
 
 @contextmanager
 def parses_from(cache: Cache | None) -> Iterator[None]:
-    """Within, `SourceFile.parse_block` takes and keeps class trees in `cache`."""
+    """Within, `SourceFile.parse_block` takes and keeps class trees in `cache` (written as
+    the block ends)."""
     if cache is None:
         yield
         return
     before = source.parse_store
-    source.parse_store = ParseStore(cache)
+    store = source.parse_store = ParseStore(cache)
     try:
         yield
     finally:
         source.parse_store = before
+        store.flush()

@@ -228,3 +228,24 @@ def test_pruning_finds_the_least_recently_used_by_an_index(
     assert "parts_used" in plan, plan
     conn.close()
     store.close()
+
+
+def test_syntax_trees_are_kept_within_a_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cache_module.Cache(tmp_path / "cache")
+    monkeypatch.setattr(cache_module, "MAX_PARSE_BYTES", 25_000)
+    for n, key in enumerate(["mark", "tree0", "tree1", "tree2", "tree3"]):
+        monkeypatch.setattr(cache_module.time, "time", lambda n=n: 1e9 + n)
+        store.put_parses([(key, b"" if key == "mark" else b"x" * 10_000)])
+    store.prune()
+    conn = sqlite3.connect(store.path)
+    kept = sorted(k for (k,) in conn.execute("SELECT key FROM trees"))
+    plan = " ".join(
+        str(row) for row in conn.execute("EXPLAIN QUERY PLAN SELECT TOTAL(size) FROM trees")
+    )
+    conn.close()
+    store.close()
+    # The two most recently used trees fit; everything older goes, an empty mark too.
+    assert kept == ["tree2", "tree3"]
+    assert "COVERING INDEX trees_used" in plan, plan  # summed without reading the trees

@@ -24,25 +24,34 @@ def _class_block(source: SourceFile):  # type: ignore[no-untyped-def]
     return next(b for b in source.blocks if b.kind == "class")
 
 
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts libcst parses from now on (a class's, or its chunks')."""
+    parsed: list[str] = []
+    original = source_module.parse_module
+
+    def parse_module(text: str):  # type: ignore[no-untyped-def]
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(source_module, "parse_module", parse_module)
+    return parsed
+
+
 def test_a_text_is_marked_then_stored_then_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = Cache(tmp_path / "cache")
     text = FIXTURE.read_text()
-    parsed: list[str] = []
-    original = source_module._parse_text
-
-    def parse_text(block_text: str):  # type: ignore[no-untyped-def]
-        parsed.append(block_text)
-        return original(block_text)
-
-    monkeypatch.setattr(source_module, "_parse_text", parse_text)
+    parsed = _count_parses(monkeypatch)
     trees = []
+    counts = []
     for _ in range(3):
         source = SourceFile(str(FIXTURE), text)
         with parse_store.parses_from(cache):
             trees.append(source.parse_block(_class_block(source)))
-    assert len(parsed) == 2  # the third is taken from the store
+        counts.append(len(parsed))
+    # Parsed (by chunks) at the first and second scans, taken from the store at the third.
+    assert 0 < counts[0] < counts[1] == counts[2]
     store = parse_store.ParseStore(cache)
     block_text = source.parse_text(_class_block(source))
     assert store.get(block_text) is not None
@@ -50,7 +59,7 @@ def test_a_text_is_marked_then_stored_then_taken(
     assert code(trees[2]) == code(trees[0])
     assert source_module.parse_store is None  # set only within
     # A stored tree that does not unpickle is parsed again.
-    cache.put_parse(store._key(block_text), b"not a pickle")
+    cache.put_parse(store._key(store._prefix, block_text), b"not a pickle")
     assert store.get(block_text) is None
     again = SourceFile(str(FIXTURE), text)
     with parse_store.parses_from(cache):
@@ -97,22 +106,17 @@ def test_a_parse_made_ahead_goes_through_the_store(
     takes their trees from the store and notes its parses there as any parse does."""
     cache = Cache(tmp_path / "cache")
     text = FIXTURE.read_text()
-    parsed: list[str] = []
-    original = source_module._parse_text
-
-    def parse_text(block_text: str):  # type: ignore[no-untyped-def]
-        parsed.append(block_text)
-        return original(block_text)
-
-    monkeypatch.setattr(source_module, "_parse_text", parse_text)
+    parsed = _count_parses(monkeypatch)
     source = SourceFile(str(FIXTURE), text)
     block_text = source.parse_text(_class_block(source))
+    counts = []
     try:
         for _ in range(3):
             with parse_store.parses_from(cache):
                 source_module.parse_ahead(block_text)
             assert source_module._parsed_ahead.pop(block_text)[1] is not None
-        assert len(parsed) == 2  # marked, stored, then taken from the store
+            counts.append(len(parsed))
+        assert 0 < counts[0] < counts[1] == counts[2]  # marked, stored, then taken
         assert parse_store.ParseStore(cache).get(block_text) is not None
     finally:
         source_module._parsed_ahead.clear()

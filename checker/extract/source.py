@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
+from idxcheck.extract.chunks import assembled, chunk_text, class_chunks
 from idxcheck.extract.positions import Anchors, anchored_span, statement_anchors
 from idxcheck.lazy_import import lazy_module
 from idxcheck.spans import Loc, Span
@@ -499,6 +500,8 @@ Parsed = tuple[ast.Module | SyntaxError, "cst.Module | None"]
 class ParseStoreLike(Protocol):
     def get(self, text: str) -> Parsed | None: ...
     def parsed(self, text: str, trees: Parsed) -> None: ...
+    def get_chunk(self, text: str) -> cst.Module | None: ...
+    def parsed_chunk(self, text: str, module: cst.Module) -> None: ...
 
 
 # Parses made ahead of their use (`parse_ahead`), by the exact text parsed: each is taken by
@@ -508,10 +511,12 @@ _parsed_ahead: dict[str, Parsed] = {}
 parse_store: ParseStoreLike | None = None
 
 
-def _parse_text(text: str) -> Parsed:
+def _parse_text(text: str, cpython: ast.Module | SyntaxError | None = None) -> Parsed:
     """CPython's tree of a block's text (or its syntax error) and libcst's module (None where
-    libcst's parser rejects the text); SourceError for code too deep to parse."""
-    cpython = cpython_check(text)
+    libcst's parser rejects the text); SourceError for code too deep to parse. `cpython`:
+    CPython's tree of the text where it is at hand."""
+    if cpython is None:
+        cpython = cpython_check(text)
     try:
         return cpython, parse_module(text)
     except cst.ParserSyntaxError:
@@ -536,9 +541,30 @@ def _stored_or_parsed(text: str) -> Parsed:
         return _parse_text(text)
     found = store.get(text)
     if found is None:
-        found = _parse_text(text)
+        found = _parsed_by_chunks(text, store)
         store.parsed(text, found)
     return found
+
+
+def _parsed_by_chunks(text: str, store: ParseStoreLike) -> Parsed:
+    """A class's text parsed chunk by chunk (`chunks`), each chunk's tree taken from the store
+    where it has it; parsed whole where the text is not cut, or a chunk fails to parse."""
+    cpython = cpython_check(text)
+    cut = class_chunks(text, cpython) if isinstance(cpython, ast.Module) else None
+    if cut is None:
+        return _parse_text(text, cpython)
+    modules: list[cst.Module] = []
+    try:
+        for index, chunk in enumerate(cut):
+            parsed_text = chunk_text(index, chunk)
+            module = store.get_chunk(parsed_text)
+            if module is None:
+                module = parse_module(parsed_text)
+                store.parsed_chunk(parsed_text, module)
+            modules.append(module)
+        return cpython, assembled(modules)
+    except Exception:  # a chunk libcst rejects, a tree that does not fit: the whole text decides
+        return _parse_text(text, cpython)
 
 
 R = TypeVar("R")
