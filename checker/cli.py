@@ -217,7 +217,7 @@ def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     type=click.IntRange(min=0),
     default=0,
     show_default=True,
-    help="Worker processes for the analysis (0: one per CPU, up to 4, when the scan is large enough). The result is the same for any number.",
+    help="Worker processes for the analysis (0: one per CPU, up to 4, when the scan is large enough). The result is the same for any number at the default --rlimit.",
 )
 @click.option("--select", multiple=True, metavar="CODE", help="Only these rules (repeatable).")
 @click.option("--ignore", multiple=True, metavar="CODE", help="Skip these rules (repeatable).")
