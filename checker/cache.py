@@ -32,9 +32,9 @@ MAX_BLOBS = 16
 MAX_PARTS = 5_000
 # A class's syntax trees pickled are about 13 times its text (175 KB on average for the 127
 # classes of SGLang 0.5.13 that a scan parses, 22 MB in all): the trees of the classes of a
-# whole release stay within about 70 MB.
-# Kept by the size of what is stored (a mark of a text parsed once is empty): whole classes'
-# trees and their chunks' (`idxcheck.extract.chunks`), both for a whole release, stay within.
+# whole release take about 70 MB. They are kept by the bytes stored, so that both the whole
+# classes' trees and their chunks' (`idxcheck.extract.chunks`) fit for a whole release; the
+# count bounds the marks of texts parsed once, which are empty.
 MAX_PARSE_BYTES = 160_000_000
 MAX_PARSES = 50_000
 USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
