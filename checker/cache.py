@@ -211,9 +211,6 @@ class Cache:
         stored = self._get("trees", key)
         return bytes(stored) if stored is not None else None
 
-    def put_parse(self, key: str, value: bytes) -> None:
-        self.put_parses([(key, value)])
-
     def put_parses(self, items: list[tuple[str, bytes]]) -> None:
         """Several entries in one transaction."""
         now = time.time()

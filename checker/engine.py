@@ -1484,13 +1484,16 @@ def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[s
     if reading(source, "feeds\0" + profile.name, partial(_feeds_by_text, source, profile)):
         return True
     # Whether the file quotes a registered backend's name depends on the tree's registry.
-    return reading(source, "raises-speculative", partial(_raises_speculative, source)) and (
-        _quotes_any(source.text, registry_names)
-    )
+    return _raises_speculative(source) and _quotes_any(source.text, registry_names)
 
 
 def _raises_speculative(source: SourceFile) -> bool:
-    return "raise" in source.text and "speculative" in source.text
+    """Whether the file can hold an argument check (`read_constraints`)."""
+    return reading(
+        source,
+        "raises-speculative",
+        lambda: "raise" in source.text and "speculative" in source.text,
+    )
 
 
 def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:

@@ -59,7 +59,7 @@ def test_a_text_is_marked_then_stored_then_taken(
     assert code(trees[2]) == code(trees[0])
     assert source_module.parse_store is None  # set only within
     # A stored tree that does not unpickle is parsed again.
-    cache.put_parse(store._key(store._prefix, block_text), b"not a pickle")
+    cache.put_parses([(store._key(store._prefix, block_text), b"not a pickle")])
     assert store.get(block_text) is None
     again = SourceFile(str(FIXTURE), text)
     with parse_store.parses_from(cache):
