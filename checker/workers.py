@@ -22,7 +22,7 @@ import gc
 import os
 import pickle
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar, cast
@@ -52,11 +52,18 @@ MAX_AUTO_JOBS = 4
 # largest file it met (two such workers put a scan of SGLang 0.5.23 at 490 MB, fresh ones at
 # 330 MB, in the same time). Verdicts live on in the disk cache, not in a worker.
 TASKS_PER_WORKER = 1
-# A task is one file, or several up to this many characters together: a fork per file cost a
-# cold scan of SGLang 0.5.23 (211 files to analyse, 156 of them under 0.1 s each) 23.3 s
-# against 19.5 s in tasks of up to 400 KB, at the same peak memory (205 MB); tasks of up to
-# 800 KB put it at 360 MB, what a worker's nodes of several large files hold.
-TASK_BYTES = 400_000
+# A task is one file, or several whose weight (`_weight`: the characters of code their analysis
+# parses and interprets) stays within a limit: a fork per file cost a cold scan of SGLang 0.5.23
+# (211 files to analyse, 156 of them under 0.1 s each) 23.3 s against 19.5 s in tasks of up to
+# 400 KB of file text. The limit is TASK_BYTES, or each job's even share of the weight left to
+# cut where that is less, but not under TASK_MIN_BYTES: the last tasks are smaller, so that the
+# workers finish together (a half or a third of that share made the scan 2-5% slower). On
+# SGLang 0.5.23 this makes 13 tasks where 400 KB of file text made 24, and the scan took 6.88 s
+# against 7.47 s (medians of 3 alternating runs; 0.5.12 and 0.5.13 within 1%), at a peak of
+# 229 MB for the largest process against 213 MB. Larger tasks cost more than their forks save
+# (a worker's heap grows with what it analyses): 1.5 MB took 7.1-7.3 s, 2.5 MB 7.2 s (281 MB).
+TASK_BYTES = 1_000_000
+TASK_MIN_BYTES = 100_000
 # A worker allocates millions of short-lived objects for one file and then exits: the cyclic
 # collector's passes over them (and, unless the parent froze them, over every object the
 # parent had at the fork, which touches and copies their pages) cost 7 of 51 CPU seconds on
@@ -159,7 +166,8 @@ def _analyse(
     shared: list[tuple[SourceFile, Block]] = []
     if jobs > 1:
         # Largest first, so that the longest file does not start last.
-        tasks = _tasks(sorted(todo, key=lambda i: -sources[i].length), sources, jobs)
+        weights = {i: _weight(sources[i], facts) for i in todo}
+        tasks = _tasks(sorted(todo, key=lambda i: -weights[i]), weights, jobs)
         shared = _shared_classes(tasks, sources, facts, jobs)
         _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
@@ -250,20 +258,40 @@ def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
         owner.keep_parse(block)
 
 
-def _tasks(order: Sequence[int], sources: Sequence[SourceFile], jobs: int) -> list[tuple[int, ...]]:
+def _weight(source: SourceFile, facts: TreeFacts) -> int:
+    """The characters that analysing `source` parses and interprets: its blocks that may hold
+    a site and the classes they inherit from in other files."""
+    own = facts.hits.blocks_that_may_hit(source)
+    return sum(len(source.block_text(block)) for block in own) + sum(
+        len(owner.block_text(block))
+        for owner, block in facts.classes.inherited_blocks(source, own)
+        if owner is not source
+    )
+
+
+def _task_limit(left: int, jobs: int) -> int:
+    """The weight of the next task, where `left` is what is left to cut."""
+    return max(TASK_MIN_BYTES, min(TASK_BYTES, left // jobs))
+
+
+def _tasks(order: Sequence[int], weights: Mapping[int, int], jobs: int) -> list[tuple[int, ...]]:
     """`order`'s files cut into tasks, in order: the first `jobs` files alone (each worker
     starts on one, and two files are never one task for two workers), then the others
-    together while their text stays within TASK_BYTES."""
+    together while their `weights` stay within the limit (`_task_limit`)."""
     tasks: list[tuple[int, ...]] = [(index,) for index in order[:jobs]]
     group: list[int] = []
     size = 0
+    left = sum(weights[index] for index in order[jobs:])
+    limit = _task_limit(left, jobs)
     for index in order[jobs:]:
-        length = sources[index].length
-        if group and size + length > TASK_BYTES:
+        weight = weights[index]
+        if group and size + weight > limit:
             tasks.append(tuple(group))
             group, size = [], 0
+            limit = _task_limit(left, jobs)
         group.append(index)
-        size += length
+        size += weight
+        left -= weight
     if group:
         tasks.append(tuple(group))
     return tasks

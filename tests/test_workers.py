@@ -39,19 +39,48 @@ def test_fixture_reports_are_identical_for_any_number_of_workers() -> None:
 def test_small_files_share_a_task_and_the_report_stays_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    sources = [SourceFile(f"{n}.py", "#" * size) for n, size in enumerate((90, 50, 40, 30, 20))]
-    order = list(range(len(sources)))
+    weights = dict(enumerate((90, 50, 40, 30, 20)))
+    order = list(weights)
     monkeypatch.setattr(workers, "TASK_BYTES", 70)
+    monkeypatch.setattr(workers, "TASK_MIN_BYTES", 70)
     # The first file of each worker alone; the rest together while they fit (40 + 30, 20).
-    assert workers._tasks(order, sources, 2) == [(0,), (1,), (2, 3), (4,)]
-    assert workers._tasks(order, sources, 1) == [(0,), (1,), (2, 3), (4,)]
-    assert workers._tasks(order, sources, 5) == [(i,) for i in order]
+    assert workers._tasks(order, weights, 2) == [(0,), (1,), (2, 3), (4,)]
+    assert workers._tasks(order, weights, 1) == [(0,), (1,), (2, 3), (4,)]
+    assert workers._tasks(order, weights, 5) == [(i,) for i in order]
     monkeypatch.setattr(workers, "TASK_BYTES", 10_000)
-    assert workers._tasks(order, sources, 2) == [(0,), (1,), (2, 3, 4)]
+    monkeypatch.setattr(workers, "TASK_MIN_BYTES", 10_000)
+    assert workers._tasks(order, weights, 2) == [(0,), (1,), (2, 3, 4)]
+    # Below TASK_BYTES, a task takes each job's share of what is left: 90 left at first, so
+    # 45 (40 alone), then 50 left, 25 (30 alone), then 20.
+    monkeypatch.setattr(workers, "TASK_MIN_BYTES", 0)
+    assert workers._tasks(order, weights, 2) == [(0,), (1,), (2,), (3,), (4,)]
+    # One job's share is all that is left.
+    assert workers._tasks(order, weights, 1) == [(0,), (1, 2, 3, 4)]
     paths = [str(FIXTURES / name) for name in ("bugs", "correct", "runtime", "kernels")]
     grouped = _report(paths, 2)  # 19 of the 21 fixture files to analyse in one task
     monkeypatch.setattr(workers, "TASK_BYTES", 0)
     assert _report(paths, 2) == grouped  # a task per file
+
+
+def test_a_task_weighs_the_code_its_analysis_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's weight counts its blocks that may hold a site and the classes they inherit
+    from in other files, not the rest of its text."""
+    base = "class Base:\n    def run(self, qo_indptr):\n        return qo_indptr\n"
+    sub = "class Sub(Base):\n    def plan(self):\n        qo_indptr = self.run(1)\n"
+    (tmp_path / "base.py").write_text("y = 2\n" * 50 + base)
+    (tmp_path / "sub.py").write_text("x = 1\n" * 100 + sub)
+    weights: dict[str, int] = {}
+    weight = workers._weight
+
+    def recorded(source: SourceFile, facts: object) -> int:
+        found = weights[os.path.basename(source.path)] = weight(source, facts)  # type: ignore[arg-type]
+        return found
+
+    monkeypatch.setattr(workers, "_weight", recorded)
+    scan([str(tmp_path)], replace(Config(), jobs=2))
+    assert weights == {"base.py": len(base), "sub.py": len(sub) + len(base)}
 
 
 def test_workers_are_used_only_where_they_pay_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -302,7 +331,7 @@ from dataclasses import replace
 from idxcheck import workers
 from idxcheck.config import Config
 from idxcheck.engine import scan
-workers.TASK_BYTES = 1  # a task per file
+workers.TASK_BYTES = workers.TASK_MIN_BYTES = 1  # a task per file
 result = scan(sys.argv[1:], replace(Config(), jobs=2))
 print(json.dumps({"z3": "z3" in sys.modules, "refuted": result.stats.refuted}))
 """
