@@ -75,10 +75,13 @@ T = TypeVar("T")
 
 # A class that this many of the tasks forked after the first workers would each parse is
 # parsed once in the parent while the first workers run: the parse takes the parent a share of
-# a core the workers use, where it would have cost that many parses spread over them (on
-# SGLang 0.5.23 the parent parses for 2.1 s at two, 0.54 s at three; a pre-commit run's three
-# tasks share nothing).
-SHARED_PARSE_TASKS = 3
+# a core the workers use, where it would have cost that many parses spread over them. At two
+# (three before the tasks were weighed, when a task was a file or two and two tasks shared
+# many classes: the parent parsed for 2.1 s at two, 0.54 s at three), the parent parses for
+# 0.40 s on SGLang 0.5.23 and the cold scans of 0.5.12, 0.5.13 and 0.5.23 took 2% less than
+# at three (medians of 3-4 alternating runs: 3.16 -> 3.08, 3.52 -> 3.46, 6.87 -> 6.78 s); a
+# pre-commit run's three tasks share nothing.
+SHARED_PARSE_TASKS = 2
 # z3 is loaded before the workers are forked past this many tasks a job. Loading it costs
 # 26 ms: before the forks it delays every worker, in a worker only that one. A pre-commit run
 # after an edit of a backend that others inherit from has three tasks at two jobs, whose
