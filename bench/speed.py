@@ -6,6 +6,8 @@ Downloads the release from PyPI into `.cache/` if needed, then measures, alterna
 tools run by run so that both see the same machine state:
 
 - cold: `idxcheck scan --no-cache TREE` against `ruff check --no-cache --select E9,F TREE`;
+- first: `idxcheck scan TREE` with an empty cache folder (no target): what a CI job that keeps
+  no cache runs, the cold scan plus storing what later scans reuse;
 - warm: both with a populated cache and nothing changed;
 - pre-commit: `idxcheck scan --changed-only FILE` in a copy of the tree (a project with a
   `[tool.idxcheck]` table), with the cache of the previous runs present (what the hook sees on
@@ -175,11 +177,15 @@ def main() -> None:
 
         cold_i: list[Run] = []
         cold_r: list[Run] = []
-        for _ in range(runs):
+        first_i: list[Run] = []
+        for run in range(runs):
             cold_i.append(measure(idxcheck("scan", "--no-cache", str(tree)), env=env))
             cold_r.append(measure(ruff("--no-cache", str(tree))))
+            empty = dict(env, IDXCHECK_CACHE_DIR=str(base / f"empty-cache-{run}"))
+            first_i.append(measure(idxcheck("scan", str(tree)), env=empty))
         print(f"cold   idxcheck {summary(cold_i)}")
         print(f"cold   ruff     {summary(cold_r)}")
+        print(f"first  idxcheck {summary(first_i)}  (an empty cache, filled as it goes)")
 
         measure(idxcheck("scan", str(tree)), env=env)  # populate
         measure(ruff("--cache-dir", ruff_cache, str(tree)))
