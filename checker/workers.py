@@ -168,7 +168,7 @@ def _analyse(
     tasks: list[tuple[int, ...]] = []
     shared: list[tuple[SourceFile, Block]] = []
     if jobs > 1:
-        # Largest first, so that the longest file does not start last.
+        # Heaviest first, so that the longest analysis does not start last.
         weights = {i: _weight(sources[i], facts) for i in todo}
         tasks = _tasks(sorted(todo, key=lambda i: -weights[i]), weights, jobs)
         shared = _shared_classes(tasks, sources, facts, jobs)

@@ -8,6 +8,7 @@ import os
 import pickle
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,17 @@ def test_small_files_share_a_task_and_the_report_stays_the_same(
     # One job's share is all that is left.
     assert workers._tasks(order, weights, 1) == [(0,), (1, 2, 3, 4)]
     paths = [str(FIXTURES / name) for name in ("bugs", "correct", "runtime", "kernels")]
-    grouped = _report(paths, 2)  # 19 of the 21 fixture files to analyse in one task
+    monkeypatch.setattr(workers, "TASK_MIN_BYTES", 10_000)
+    tasks = workers._tasks
+    cut: list[list[tuple[int, ...]]] = []
+
+    def recorded(*args: Any) -> list[tuple[int, ...]]:
+        cut.append(tasks(*args))
+        return cut[-1]
+
+    monkeypatch.setattr(workers, "_tasks", recorded)
+    grouped = _report(paths, 2)
+    assert len(cut[0]) < sum(map(len, cut[0])), "several files to a task"
     monkeypatch.setattr(workers, "TASK_BYTES", 0)
     assert _report(paths, 2) == grouped  # a task per file
 
