@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from idxcheck import baseline, gitutil
 from idxcheck.cli import main
 
 from .gitrepo import Repo
@@ -105,3 +106,59 @@ def test_diff_base_reports_what_changed_since_a_ref(
     }
     code, _, err = run("scan", ".", "--diff-base", "no-such-ref")
     assert code == 2 and "not a commit" in err
+
+
+def test_diff_base_reads_the_ref_not_the_work_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files of the ref are what the base scan reads: a file edited or deleted since (and
+    not committed) is the ref's version there, an unchanged one is the same text."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("pkg/regressed.py", FIX)
+    repo.write("pkg/deleted.py", BUG)
+    repo.write("pkg/kept.py", OTHER_BUG)
+    base = repo.commit("base")
+    repo.write("pkg/regressed.py", FIX.replace("return self.num_draft_tokens", "return 1"))
+    (repo.root / "pkg" / "deleted.py").unlink()
+    monkeypatch.chdir(repo.root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("IDXCHECK_CACHE_DIR", str(cache))
+    code, everything = reported("pkg")
+    assert {name for name, _, _ in everything} == {"regressed.py", "kept.py"}
+    for _ in range(2):  # the second time, from the cache
+        code, new = reported("pkg", "--diff-base", base)
+        assert code == 1 and {name for name, _, _ in new} == {"regressed.py"}
+        assert not (cache / "diff-base").exists()  # written for the scan, removed after
+    assert reported("pkg", "--diff-base", base, "--no-cache")[1] == new
+
+
+def test_a_ref_exported_links_the_unchanged_files(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.write("pkg/same.py", "x = 1\n")
+    repo.write("pkg/edited.py", "y = 1\n")
+    repo.write("pkg/gone.py", "z = 1\n")
+    repo.write("pkg/notes.txt", "not read by a scan\n")
+    base = repo.commit("base")
+    repo.write("pkg/edited.py", "y = 2\n")
+    (repo.root / "pkg" / "gone.py").unlink()
+    target = tmp_path / "out"
+    target.mkdir()
+    gitutil.export_linked(str(repo.root.resolve()), base, ["pkg"], str(target))
+    exported = {p.relative_to(target).as_posix() for p in target.rglob("*") if not p.is_dir()}
+    assert exported == {"pkg/same.py", "pkg/edited.py", "pkg/gone.py"}
+    assert (target / "pkg/same.py").is_symlink()
+    assert not (target / "pkg/edited.py").is_symlink()
+    assert (target / "pkg/edited.py").read_text() == "y = 1\n"
+    assert (target / "pkg/gone.py").read_text() == "z = 1\n"
+
+
+def test_a_held_export_folder_gives_way_to_a_temporary_one(tmp_path: Path) -> None:
+    with baseline.export_folder(str(tmp_path)) as first:
+        assert first == str(tmp_path / baseline.EXPORT_FOLDER)
+        with baseline.export_folder(str(tmp_path)) as second:  # another scan at the same time
+            assert second != first and Path(second).is_dir()
+        with baseline.export_folder(None) as third:  # no cache
+            assert third != first and Path(third).is_dir()
+    assert not (tmp_path / baseline.EXPORT_FOLDER).exists()
+    with baseline.export_folder(str(tmp_path)) as again:  # released
+        assert again == first
