@@ -87,11 +87,12 @@ SCANNED = (".py", ".pyi")
 def export_linked(top: str, commit: str, rels: list[str], target: str) -> None:
     """`export`, with each file that the work tree holds unchanged since `commit` (`git diff`
     lists it not) linked instead of written: a symbolic link in `target` to the work tree's
-    file, which holds the same text. Only the changed files (and symbolic links, and files
-    deleted since) come from `git archive`, and only the files a scan reads. On SGLang 0.5.23
-    (one file changed), writing the tree's 5,771 files took 1.0-3.1 s on a machine where
-    linking its 4,719 Python files took 0.4-0.8 s. Written whole where links cannot be made
-    (some Windows accounts)."""
+    file, which holds the same text. The changed files (and files deleted since) come from
+    `git archive`; the repository's own symbolic links are made again as they are at
+    `commit`, so that they lead to the ref's files; and only the files a scan reads are
+    exported. On SGLang 0.5.23 (one file changed), writing the tree's 5,771 files took
+    1.0-3.1 s on a machine where linking its 4,719 Python files took 0.4-0.8 s. Written whole
+    where links cannot be made (some Windows accounts)."""
     specs = [r for r in rels if r not in ("", ".")] or ["."]
     listed = _git(["ls-tree", "-r", "-z", "--full-name", commit, "--", *specs], top)
     if listed.returncode != 0:
@@ -102,27 +103,32 @@ def export_linked(top: str, commit: str, rels: list[str], target: str) -> None:
     differ = set(changed.stdout.split(b"\0"))
     linked: list[str] = []
     written: list[str] = []
+    links: list[tuple[str, str]] = []  # the repository's symbolic links: path, object
     for entry in listed.stdout.split(b"\0"):
         meta, tab, name = entry.partition(b"\t")
         fields = meta.split(b" ")
         if not tab or len(fields) != 3 or fields[1] != b"blob":
             continue  # a submodule's commit: not in an archive either
         path = os.fsdecode(name)
-        if not path.endswith(SCANNED) and path not in rels:
-            continue  # the scan reads no other file of a folder
-        (written if fields[0] == b"120000" or name in differ else linked).append(path)
+        if fields[0] == b"120000":
+            links.append((path, fields[2].decode()))
+        elif path.endswith(SCANNED) or path in rels:  # the scan reads no other file
+            (written if name in differ else linked).append(path)
     if len(written) > MAX_WRITTEN:
         export(top, commit, rels, target)
         return
-    made: set[str] = set()
     try:
-        for path in linked:
+        made: set[str] = set()
+        for path, source in [
+            *((path, os.path.join(top, path)) for path in linked),
+            *_link_targets(top, links),
+        ]:
             link = os.path.join(target, path)
             folder = os.path.dirname(link)
             if folder not in made:
                 os.makedirs(folder, exist_ok=True)
                 made.add(folder)
-            os.symlink(os.path.join(top, path), link)
+            os.symlink(source, link)
     except OSError:
         import shutil
 
@@ -132,3 +138,29 @@ def export_linked(top: str, commit: str, rels: list[str], target: str) -> None:
         return
     if written:
         export(top, commit, [f":(literal){path}" for path in written], target)
+
+
+def _link_targets(top: str, links: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each symbolic link's path and what it points to, read from its object."""
+    if not links:
+        return []
+    import subprocess
+
+    request = "".join(f"{obj}\n" for _, obj in links).encode()
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=top, input=request, capture_output=True, check=False
+    )
+    if proc.returncode != 0:
+        raise GitError(f"git cat-file: {proc.stderr.decode().strip()}")
+    found: list[tuple[str, str]] = []
+    data = proc.stdout
+    at = 0
+    for path, obj in links:
+        end = data.find(b"\n", at)
+        header = data[at:end].split(b" ") if end >= 0 else []
+        if len(header) != 3 or not header[2].isdigit():
+            raise GitError(f"git cat-file: cannot read object {obj} of {path}")
+        size = int(header[2])
+        found.append((path, os.fsdecode(data[end + 1 : end + 1 + size])))
+        at = end + 1 + size + 1  # the object, then a line end
+    return found

@@ -138,6 +138,8 @@ def test_a_ref_exported_links_the_unchanged_files(tmp_path: Path) -> None:
     repo.write("pkg/edited.py", "y = 1\n")
     repo.write("pkg/gone.py", "z = 1\n")
     repo.write("pkg/notes.txt", "not read by a scan\n")
+    (repo.root / "pkg" / "alias.py").symlink_to("edited.py")
+    (repo.root / "pkg" / "same_alias.py").symlink_to("same.py")
     base = repo.commit("base")
     repo.write("pkg/edited.py", "y = 2\n")
     (repo.root / "pkg" / "gone.py").unlink()
@@ -145,7 +147,16 @@ def test_a_ref_exported_links_the_unchanged_files(tmp_path: Path) -> None:
     target.mkdir()
     gitutil.export_linked(str(repo.root.resolve()), base, ["pkg"], str(target))
     exported = {p.relative_to(target).as_posix() for p in target.rglob("*") if not p.is_dir()}
-    assert exported == {"pkg/same.py", "pkg/edited.py", "pkg/gone.py"}
+    assert exported == {
+        "pkg/same.py",
+        "pkg/edited.py",
+        "pkg/gone.py",
+        "pkg/alias.py",
+        "pkg/same_alias.py",
+    }
+    # The repository's own links lead to the ref's files, not to the work tree's.
+    assert (target / "pkg/alias.py").read_text() == "y = 1\n"
+    assert (target / "pkg/same_alias.py").read_text() == "x = 1\n"
     assert (target / "pkg/same.py").is_symlink()
     assert not (target / "pkg/edited.py").is_symlink()
     assert (target / "pkg/edited.py").read_text() == "y = 1\n"
