@@ -62,12 +62,12 @@ def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate
     (anchored at its folder) both apply."""
     files: list[Candidate] = []
     errors: list[FileError] = []
-    for item in discover(paths, config.exclude):
+    for item in discover(paths, config.exclude, config.shown_as):
         if isinstance(item, DiscoveryError):
             errors.append(FileError(item.path, item.message))
             continue
         if config.rooted_exclude:
-            rel = relative_posix(item.path, config.root)
+            rel = relative_posix(item.display, config.root)
             if any(path_matches(rel, pattern) for pattern in config.rooted_exclude):
                 continue
         files.append(item)
@@ -79,7 +79,9 @@ def scan(
 ) -> Scan:
     config = config or Config()
     started = time.perf_counter()
-    helped = config.cache_dir is not None and config.jobs != 1
+    # A helper reads again by their names the files it analyses: not those of a scan that
+    # reads them elsewhere (`Config.shown_as`).
+    helped = config.cache_dir is not None and config.jobs != 1 and config.shown_as is None
     if helped and config.focus is not None:
         # A pre-commit run: the helper (`workers.analysis_helper`) is forked before the walk,
         # for the time it needs to load libcst and parse the focused files' classes ahead.

@@ -34,12 +34,22 @@ class Config:
     # Worker processes for the analysis (0: one per CPU, up to four, when there is enough to
     # share). The result does not depend on it, so it is not part of any cache key.
     jobs: int = 0
+    # The names the scanned paths are displayed by, one per path (None: the paths themselves):
+    # `--diff-base` scans the files of a git ref written elsewhere under the names of the work
+    # tree's files, so that an unchanged file has the same name and text, and so the same
+    # cached analysis, in both scans.
+    shown_as: tuple[str, ...] | None = None
 
     def key_settings(self) -> str:
-        """The settings a result depends on, for cache keys (where the cache is and how many
-        workers compute the result change nothing in it)."""
+        """The settings a result depends on, for cache keys (where the cache is, how many
+        workers compute the result, and where the files named are read from change nothing
+        in it: what is read is keyed by its text)."""
         return repr(
-            sorted((k, v) for k, v in self.__dict__.items() if k not in ("cache_dir", "jobs"))
+            sorted(
+                (k, v)
+                for k, v in self.__dict__.items()
+                if k not in ("cache_dir", "jobs", "shown_as")
+            )
         )
 
     def rule_enabled(self, code: str) -> bool:

@@ -84,21 +84,24 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def discover(
-    paths: Sequence[str], exclude: Sequence[str] = ()
+    paths: Sequence[str], exclude: Sequence[str] = (), shown_as: Sequence[str] | None = None
 ) -> Iterator[Candidate | DiscoveryError]:
+    """The files under `paths`. `shown_as`: the name to display each path by (the files of a
+    git ref exported elsewhere, named as the work tree's), else the path itself."""
     seen: set[tuple[int, int]] = set()
-    for root in paths:
+    for index, root in enumerate(paths):
+        shown = shown_as[index] if shown_as is not None else root
         if not os.path.lexists(root):
             yield DiscoveryError(root, "no such file or directory")
             continue
         if os.path.isdir(root):
-            yield from _walk(root, exclude, seen)
+            yield from _walk(root, exclude, seen, shown)
         elif os.path.isfile(root):
             info = _stat(root)
             identity = None if info is None else (info.st_dev, info.st_ino)
             if info is not None and identity not in seen and not _excluded(root, exclude):
                 seen.add((info.st_dev, info.st_ino))
-                yield Candidate(root, os.path.normpath(root), _stamp(info))
+                yield Candidate(root, os.path.normpath(shown), _stamp(info))
         else:
             yield DiscoveryError(
                 root, "not a regular file or directory (broken link or special file)"
@@ -106,18 +109,18 @@ def discover(
 
 
 def _walk(
-    root: str, exclude: Sequence[str], seen: set[tuple[int, int]]
+    root: str, exclude: Sequence[str], seen: set[tuple[int, int]], shown_root: str
 ) -> Iterator[Candidate | DiscoveryError]:
     """Depth first, each folder's files by name before its subfolders by name (the order of a
     top-down `os.walk`), with one `scandir` per folder and one `stat` per file and folder:
     half the time of `os.walk` plus a `stat` per file, which a warm scan notices."""
     visited_dirs: set[tuple[int, int]] = set()
     info = _stat(root)
-    stack: list[tuple[str, os.stat_result | None]] = [(root, info)]
+    stack: list[tuple[str, os.stat_result | None, str]] = [(root, info, shown_root)]
     while stack:
-        folder, folder_info = stack.pop()
+        folder, folder_info, shown_folder = stack.pop()
         # Files are displayed with normalised paths: the folder's normalised once.
-        shown = os.path.normpath(folder)
+        shown = os.path.normpath(shown_folder)
         shown = "" if shown == "." else shown
         if folder_info is None:
             continue  # a link that leads nowhere: reported by its parent's listing
@@ -131,7 +134,7 @@ def _walk(
         except OSError as exc:
             yield DiscoveryError(folder, f"cannot read directory: {exc.strerror}")
             continue
-        subfolders: list[tuple[str, os.stat_result | None]] = []
+        subfolders: list[tuple[str, os.stat_result | None, str]] = []
         for entry in entries:
             name = entry.name
             try:
@@ -144,7 +147,7 @@ def _walk(
                     and not name.endswith(".egg-info")
                     and not (exclude and _excluded(entry.path, exclude))
                 ):
-                    subfolders.append((entry.path, _stat(entry.path)))
+                    subfolders.append((entry.path, _stat(entry.path), os.path.join(shown, name)))
                 continue
             if not name.endswith((".py", ".pyi")):
                 continue

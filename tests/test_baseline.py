@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from idxcheck import baseline, gitutil
+from idxcheck import gitutil, parts
 from idxcheck.cli import main
+from idxcheck.discover import discover
 
 from .gitrepo import Repo
 
@@ -111,24 +113,32 @@ def test_diff_base_reports_what_changed_since_a_ref(
 def test_diff_base_reads_the_ref_not_the_work_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The files of the ref are what the base scan reads: a file edited or deleted since (and
-    not committed) is the ref's version there, an unchanged one is the same text."""
+    """The files of the ref are what the base scan reads: a file edited since (and not
+    committed) is the ref's version there, an unchanged one is the same text."""
     repo = Repo(tmp_path / "repo")
     repo.write("pkg/regressed.py", FIX)
-    repo.write("pkg/deleted.py", BUG)
     repo.write("pkg/kept.py", OTHER_BUG)
     base = repo.commit("base")
     repo.write("pkg/regressed.py", FIX.replace("return self.num_draft_tokens", "return 1"))
-    (repo.root / "pkg" / "deleted.py").unlink()
     monkeypatch.chdir(repo.root)
     cache = tmp_path / "cache"
     monkeypatch.setenv("IDXCHECK_CACHE_DIR", str(cache))
     code, everything = reported("pkg")
     assert {name for name, _, _ in everything} == {"regressed.py", "kept.py"}
-    for _ in range(2):  # the second time, from the cache
+    # The ref's files are named as the work tree's: the unchanged one's analysis is the work
+    # tree scan's, from the cache; the ref's version of the edited one is analysed.
+    analysed: list[str] = []
+    analyse = parts.analyse_file
+
+    def counted(source: Any, *args: Any) -> Any:
+        analysed.append(Path(source.path).name)
+        return analyse(source, *args)
+
+    monkeypatch.setattr(parts, "analyse_file", counted)
+    for _ in range(2):  # the second time, all from the cache
         code, new = reported("pkg", "--diff-base", base)
         assert code == 1 and {name for name, _, _ in new} == {"regressed.py"}
-        assert not (cache / "diff-base").exists()  # written for the scan, removed after
+        assert analysed == ["regressed.py"]
     assert reported("pkg", "--diff-base", base, "--no-cache")[1] == new
 
 
@@ -163,13 +173,25 @@ def test_a_ref_exported_links_the_unchanged_files(tmp_path: Path) -> None:
     assert (target / "pkg/gone.py").read_text() == "z = 1\n"
 
 
-def test_a_held_export_folder_gives_way_to_a_temporary_one(tmp_path: Path) -> None:
-    with baseline.export_folder(str(tmp_path)) as first:
-        assert first == str(tmp_path / baseline.EXPORT_FOLDER)
-        with baseline.export_folder(str(tmp_path)) as second:  # another scan at the same time
-            assert second != first and Path(second).is_dir()
-        with baseline.export_folder(None) as third:  # no cache
-            assert third != first and Path(third).is_dir()
-    assert not (tmp_path / baseline.EXPORT_FOLDER).exists()
-    with baseline.export_folder(str(tmp_path)) as again:  # released
-        assert again == first
+def test_discovery_names_files_under_the_names_given(tmp_path: Path) -> None:
+    """What `--diff-base` relies on: files read from one folder, displayed under another."""
+    out = tmp_path / "out"
+    (out / "pkg" / "sub").mkdir(parents=True)
+    (out / "pkg" / "a.py").write_text("x = 1\n")
+    (out / "pkg" / "sub" / "b.py").write_text("y = 1\n")
+    (out / "one.py").write_text("z = 1\n")
+    found = [
+        (c.path, c.display)
+        for c in discover([str(out / "pkg"), str(out / "one.py")], shown_as=["src/pkg", "./one.py"])
+    ]
+    assert found == [
+        (str(out / "pkg" / "a.py"), "src/pkg/a.py"),
+        (str(out / "pkg" / "sub" / "b.py"), "src/pkg/sub/b.py"),
+        (str(out / "one.py"), "one.py"),
+    ]
+    assert [c.display for c in discover([str(out / "pkg")], shown_as=["."])] == ["a.py", "sub/b.py"]
+    # Without names, a file is displayed as found.
+    assert [c.display for c in discover([str(out / "pkg")])] == [
+        str(out / "pkg" / "a.py"),
+        str(out / "pkg" / "sub" / "b.py"),
+    ]
