@@ -13,11 +13,15 @@ are kept the same way: after an edit of one method, the other methods' trees com
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
+import functools
 import hashlib
+import io
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from idxcheck.cache import Cache, digest
 from idxcheck.extract import source
@@ -96,10 +100,50 @@ class ParseStore:
             self._pending[key] = _SEEN
             return
         try:
-            data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+            data = _dumps(value)
         except (RecursionError, pickle.PicklingError, TypeError):
             return
         self._pending[key] = data
+
+
+# Each libcst node class's reducer (`_node_reducers`), made once a process.
+_REDUCERS: dict[type, Callable[[Any], Any]] | None = None
+# What `object.__reduce_ex__` names to make an instance without `__init__` (typeshed lacks it).
+_NEWOBJ: Callable[..., Any] = copyreg.__newobj__  # type: ignore[attr-defined]
+
+
+def _dumps(value: object) -> bytes:
+    """`pickle.dumps(value, pickle.HIGHEST_PROTOCOL)`, the same bytes, twice as fast for
+    libcst's trees: a node pickles by its `__getstate__`, which asks `dataclasses.fields` for
+    the class's fields each time (a 196 KB backend class's tree: 0.16 s, against 0.09 s with
+    the names kept per class)."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _node_reducers()
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _node_reducers() -> dict[type, Callable[[Any], Any]]:
+    """copyreg's table, plus a reducer for each libcst node class whose state is its fields
+    by name (libcst's slotted dataclasses): what `object.__reduce_ex__` gives for them, from
+    the field names kept once."""
+    global _REDUCERS
+    if _REDUCERS is None:
+        table: dict[type, Callable[[Any], Any]] = dict(copyreg.dispatch_table)
+        pending: list[type] = [cst.CSTNode]
+        while pending:
+            cls = pending.pop()
+            pending.extend(cls.__subclasses__())
+            if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
+                names = tuple(field.name for field in dataclasses.fields(cls))
+                table[cls] = functools.partial(_reduce_node, cls, names)
+        _REDUCERS = table
+    return _REDUCERS
+
+
+def _reduce_node(cls: type, names: tuple[str, ...], node: Any) -> tuple[Any, ...]:
+    return (_NEWOBJ, (cls,), {name: getattr(node, name) for name in names})
 
 
 @contextmanager

@@ -121,3 +121,22 @@ def test_a_parse_made_ahead_goes_through_the_store(
     finally:
         source_module._parsed_ahead.clear()
         cache.close()
+
+
+def test_trees_pickle_to_the_bytes_pickle_gives() -> None:
+    """The store's pickling of libcst trees (field names kept per class) writes what
+    `pickle.dumps` writes: every file of the fixtures, parsed whole, with CPython's tree."""
+    import pickle
+
+    checked = 0
+    for path in sorted(Path("fixtures").rglob("*.py")):
+        try:
+            trees = source_module._parse_text(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, source_module.SourceError):
+            continue  # the fixtures of bad input
+        if trees[1] is None:
+            continue
+        assert parse_store._dumps(trees) == pickle.dumps(trees, pickle.HIGHEST_PROTOCOL), path
+        assert pickle.loads(parse_store._dumps(trees))[1].deep_equals(trees[1])
+        checked += 1
+    assert checked > 20
