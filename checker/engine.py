@@ -45,6 +45,7 @@ from idxcheck.extract.source import (
     Block,
     SourceError,
     SourceFile,
+    data_digest,
     decode_source,
     reading,
     strip_comments,
@@ -59,7 +60,7 @@ from idxcheck.kernels import (
     find_launchers,
     launchers_signature,
 )
-from idxcheck.located import Located, data_digest
+from idxcheck.located import Located
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.readings import FileReadings, store_reading, stored_reading
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule

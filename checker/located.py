@@ -7,7 +7,6 @@ words), its top-level blocks and where they lie, and whether it holds the suppre
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,10 +35,6 @@ class Located:
         found.data_digest = self.digest
         found.readings = dict(self.readings)
         return found
-
-
-def data_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def located_key(config: Config) -> str:

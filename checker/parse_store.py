@@ -135,7 +135,12 @@ def _node_reducers() -> dict[type, Callable[[Any], Any]]:
         while pending:
             cls = pending.pop()
             pending.extend(cls.__subclasses__())
-            if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
+            if (
+                dataclasses.is_dataclass(cls)
+                and "__slots__" in cls.__dict__
+                and cls.__reduce_ex__ is object.__reduce_ex__  # no reduction of its own
+                and cls.__reduce__ is object.__reduce__
+            ):
                 names = tuple(field.name for field in dataclasses.fields(cls))
                 table[cls] = functools.partial(_reduce_node, cls, names)
         _REDUCERS = table

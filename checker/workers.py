@@ -169,9 +169,10 @@ def _analyse(
     shared: list[tuple[SourceFile, Block]] = []
     if jobs > 1:
         # Heaviest first, so that the longest analysis does not start last.
-        weights = {i: _weight(sources[i], facts) for i in todo}
+        reads = {i: _reads(sources[i], facts) for i in todo}
+        weights = {i: _weight(sources[i], reads[i]) for i in todo}
         tasks = _tasks(sorted(todo, key=lambda i: -weights[i]), weights, jobs)
-        shared = _shared_classes(tasks, sources, facts, jobs)
+        shared = _shared_classes(tasks, sources, facts, jobs, reads)
         _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
         source.forget_parses()
@@ -217,19 +218,25 @@ def _analyse(
 
 
 def _shared_classes(
-    tasks: Sequence[tuple[int, ...]], sources: Sequence[SourceFile], facts: TreeFacts, first: int
+    tasks: Sequence[tuple[int, ...]],
+    sources: Sequence[SourceFile],
+    facts: TreeFacts,
+    first: int,
+    reads: Mapping[int, Reads] | None = None,
 ) -> list[tuple[SourceFile, Block]]:
     """The classes to parse here, once, where several tasks would each parse them again: a
     worker is forked from this process and finds their trees in its copy of memory. Those
     that `SHARED_PARSE_TASKS` or more of the tasks after the `first` (forked before the
     parse) need (a base class that many backends inherit from), and those whose tree the tree
-    facts left here (a runner) that any task needs."""
+    facts left here (a runner) that any task needs. `reads`: `_reads` of the sources, where
+    they are at hand."""
     demand: dict[tuple[int, Block], int] = {}
     where: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
     for number, task in enumerate(tasks):
         needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
         for index in task:
-            for pair in _classes_parsed(sources[index], facts):
+            found = reads.get(index) if reads is not None else None
+            for pair in _classes_parsed(sources[index], facts, found):
                 needed[(id(pair[0]), pair[1])] = pair
         for key, pair in needed.items():
             demand[key] = demand.get(key, 0) + int(number >= first)
@@ -241,14 +248,23 @@ def _shared_classes(
     ]
 
 
-def _classes_parsed(source: SourceFile, facts: TreeFacts) -> list[tuple[SourceFile, Block]]:
+# What analysing a file reads (`_reads`): its blocks that may hold a site, and the class blocks
+# they inherit from, in this file or others.
+Reads = tuple[list[Block], list[tuple[SourceFile, Block]]]
+
+
+def _reads(source: SourceFile, facts: TreeFacts) -> Reads:
+    own = facts.hits.blocks_that_may_hit(source)
+    return own, facts.classes.inherited_blocks(source, own)
+
+
+def _classes_parsed(
+    source: SourceFile, facts: TreeFacts, reads: Reads | None = None
+) -> list[tuple[SourceFile, Block]]:
     """The class blocks that analysing `source` parses: its own that may hold sites, and those
-    they inherit from, in this file or others."""
-    analysed = facts.hits.blocks_that_may_hit(source)
-    return [
-        *((source, b) for b in analysed if b.kind == "class"),
-        *facts.classes.inherited_blocks(source, analysed),
-    ]
+    they inherit from, in this file or others (from `reads` where given)."""
+    own, inherited = reads if reads is not None else _reads(source, facts)
+    return [*((source, b) for b in own if b.kind == "class"), *inherited]
 
 
 def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
@@ -261,14 +277,12 @@ def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
         owner.keep_parse(block)
 
 
-def _weight(source: SourceFile, facts: TreeFacts) -> int:
-    """The characters that analysing `source` parses and interprets: its blocks that may hold
-    a site and the classes they inherit from in other files."""
-    own = facts.hits.blocks_that_may_hit(source)
+def _weight(source: SourceFile, reads: Reads) -> int:
+    """The characters that analysing `source` parses and interprets (`reads`: its `_reads`):
+    its blocks that may hold a site and the classes they inherit from in other files."""
+    own, inherited = reads
     return sum(len(source.block_text(block)) for block in own) + sum(
-        len(owner.block_text(block))
-        for owner, block in facts.classes.inherited_blocks(source, own)
-        if owner is not source
+        len(owner.block_text(block)) for owner, block in inherited if owner is not source
     )
 
 

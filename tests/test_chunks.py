@@ -96,6 +96,7 @@ def test_texts_that_are_not_cut() -> None:
     assert len(class_chunks(text, ast.parse(text)) or []) == 3
 
 
+@pytest.mark.network
 def test_every_class_a_scan_of_a_release_reads_is_put_together_as_parsed() -> None:
     tree_path = sglang_tree("0.5.23")
     profile = load_profile("sglang")

@@ -16,6 +16,7 @@ from idxcheck.api import scan
 from idxcheck.config import Config
 from idxcheck.discover import Candidate
 from idxcheck.engine import LoadedTree, Prefilter, load_file
+from idxcheck.extract.source import data_digest
 from idxcheck.profile import load_profile
 from idxcheck.report.json_format import to_dict
 
@@ -41,7 +42,7 @@ def test_a_file_read_before_is_taken_as_found_and_changed_bytes_are_read_anew(
     path.write_text(FIXTURE.read_text() + "# suppressed: idxcheck: ignore[IDX001]\n")
     fresh = _read(path, {})
     (source,) = fresh.files
-    assert source.data_digest == located.data_digest(path.read_bytes())
+    assert source.data_digest == data_digest(path.read_bytes())
     assert _read(path, None).files[0].data_digest is None  # no cache: no digest taken
     entry = located.Located(
         source.data_digest, tuple(source.blocks), source.offsets, source.holds_marker, {}

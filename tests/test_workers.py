@@ -85,8 +85,8 @@ def test_a_task_weighs_the_code_its_analysis_reads(
     weights: dict[str, int] = {}
     weight = workers._weight
 
-    def recorded(source: SourceFile, facts: object) -> int:
-        found = weights[os.path.basename(source.path)] = weight(source, facts)  # type: ignore[arg-type]
+    def recorded(source: SourceFile, reads: workers.Reads) -> int:
+        found = weights[os.path.basename(source.path)] = weight(source, reads)
         return found
 
     monkeypatch.setattr(workers, "_weight", recorded)
@@ -585,8 +585,7 @@ def test_a_hint_is_cut_to_what_the_pipe_takes_at_once() -> None:
 
 
 def test_a_file_read_from_disk_is_pickled_for_the_helper_without_its_text(tmp_path: Path) -> None:
-    from idxcheck.extract.source import TextChanged, texts_left_out
-    from idxcheck.located import data_digest
+    from idxcheck.extract.source import TextChanged, data_digest, texts_left_out
 
     path = tmp_path / "a.py"
     path.write_bytes(b"class A:\n    x = 1\n")

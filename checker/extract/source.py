@@ -585,6 +585,12 @@ def reading(source: SourceFile, name: str, compute: Callable[[], R]) -> R:
     return found
 
 
+def data_digest(data: bytes) -> str:
+    """The digest of a file's bytes: what a scan with the cache keys what it found in them by
+    (`idxcheck.located`), and what a text left out of a pickle is checked against."""
+    return hashlib.sha256(data).hexdigest()
+
+
 # Set while a scan pickles its files for its helper (`idxcheck.workers`, `texts_left_out`).
 _leave_texts_out = False
 
@@ -688,7 +694,7 @@ class SourceFile:
                 data = handle.read()
         except OSError as exc:
             raise TextChanged(f"{self.path}: {exc}") from None
-        if hashlib.sha256(data).hexdigest() != self.data_digest:
+        if data_digest(data) != self.data_digest:
             raise TextChanged(f"{self.path} changed")
         return decode_source(data)[0]
 
