@@ -76,3 +76,33 @@ def test_related_locations_in_a_changed_file_count() -> None:
     files = ChangedFiles(["fixtures/runtime/forward_mode.py"])
     assert not files.touches(finding)
     assert files.touches(with_runner)
+
+
+def test_with_a_diff_base_only_what_the_change_brought_is_reported(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook on a pull request: the changed files' findings that the base commit had are
+    not reported, those the change brought are, and the base scan names the ref's files as the
+    work tree's (a run from a subfolder too)."""
+    base = repo.git("rev-parse", "HEAD").strip()
+    draft = "srt/layers/attention/draft_backend.py"
+    fixed = "srt/layers/attention/fixed_backend.py"
+    repo.write(draft, BUG + "\n# a comment on the known bug\n")
+    repo.write(fixed, FIX.replace("return self.num_draft_tokens", "return 1"))
+
+    code, paths, doc = changed(draft, "--diff-base", base)
+    assert (code, paths) == (0, [])
+    assert doc["baselined"] == 2  # the draft backend's two known findings
+
+    code, paths, doc = changed(draft, fixed, "--diff-base", base)
+    assert (code, paths) == (1, [fixed])
+    assert doc["baselined"] == 2
+    regressed = doc["findings"]
+
+    monkeypatch.chdir(repo.root / "srt" / "layers")
+    code, paths, doc = changed(
+        "attention/draft_backend.py", "attention/fixed_backend.py", "--diff-base", base
+    )
+    assert code == 1
+    assert [f["code"] for f in doc["findings"]] == [f["code"] for f in regressed]
+    assert [Path(p).resolve() for p in paths] == [repo.root / fixed]
