@@ -64,7 +64,12 @@ from idxcheck.located import Located
 from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
 from idxcheck.readings import FileReadings, store_reading, stored_reading
 from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
-from idxcheck.runtime_model import RunnerWidth, RuntimeModel, default_runtime_model
+from idxcheck.runtime_model import (
+    RunnerWidth,
+    RuntimeModel,
+    default_runtime_model,
+    packed_widths,
+)
 from idxcheck.solve.types import SolveResult
 from idxcheck.spans import Loc, Span
 from idxcheck.stable import stable_digest
@@ -686,7 +691,11 @@ class Checker:
                         continue  # no forward mode reaches this value: its runtime width is unknown
                     per_mode = [(ANY_MODE, pc)]
                 for mode, pc_mode in per_mode:
-                    runners = self.runtime.for_mode(mode) if mode != ANY_MODE else (ANY_RUNNER,)
+                    runners = (
+                        self.runtime.for_mode(mode, most=rule.bounds_requests)
+                        if mode != ANY_MODE
+                        else (ANY_RUNNER,)
+                    )
                     if not runners and rule.mode_independent:
                         runners = (ANY_RUNNER,)
                     for pair_pc, pair in self._pairings(partners, mode, pc_mode):
@@ -812,6 +821,7 @@ class Checker:
                                     _specialise_value(value_b, mode),
                                     runner.term,
                                     "capture",
+                                    packed=mode in self.profile.packed_modes,
                                 )
                                 if isinstance(claim, NoClaim):
                                     continue
@@ -1055,6 +1065,14 @@ class FindingBuilder:
                 Related(
                     "profile",
                     f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files",
+                )
+            )
+        elif ob.runner.capacity:
+            related.append(
+                Related(
+                    "runner",
+                    f"{ob.runner.runner or 'runner'} holds up to `{ob.runner.capacity}` tokens per request in {ob.mode}; each request has at most `{ob.runner.text}` ({ob.runner.source})",
+                    ob.runner.span,
                 )
             )
         else:
@@ -1736,7 +1754,11 @@ def runtime_model_from_tree(
     widths_by_mode = dict(default.widths)
     for mode, found in read.items():
         widths_by_mode[mode] = tuple(found)
-    return RuntimeModel(widths_by_mode, default.phase_widths)
+    most = {
+        mode: packed_widths(packed, widths_by_mode.get(mode, ()))
+        for mode, packed in profile.packed_modes.items()
+    }
+    return RuntimeModel(widths_by_mode, default.phase_widths, most=most)
 
 
 def _read_runners(

@@ -70,6 +70,9 @@ class Profile:
     eager_entries: tuple[str, ...]
     capture_flag: str
     runner_symbols: dict[str, str]
+    # Modes whose requests are packed, each with the most tokens a request can have
+    # (`PACKED_MODES` of the profile module).
+    packed_modes: dict[str, DefaultWidth] = field(default_factory=dict)
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -161,4 +164,8 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         eager_entries=tuple(getattr(module, "EAGER_ENTRIES", ())),
         capture_flag=getattr(module, "CAPTURE_FLAG", ""),
         runner_symbols=dict(getattr(module, "RUNNER_SYMBOLS", {})),
+        packed_modes={
+            mode: DefaultWidth(mode, parse_term(text, aliases), text, source)
+            for mode, (text, source) in getattr(module, "PACKED_MODES", {}).items()
+        },
     )

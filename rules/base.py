@@ -58,6 +58,9 @@ class Rule:
     # Compares two bindings of one target (capture against replay) instead of one binding
     # against the runtime width; such a rule implements `compare`.
     pairwise: ClassVar[bool] = False
+    # Compared with the most tokens a request can have, where a mode packs requests of fewer
+    # tokens than its runner's width (a grid must cover every request, not the capture's).
+    bounds_requests: ClassVar[bool] = False
 
     def claim(
         self,
@@ -71,9 +74,12 @@ class Rule:
         where the value was bound (its slice bounds, for shape rules)."""
         raise NotImplementedError
 
-    def compare(self, other: Value, value: Value, width: Term, other_phase: str) -> Claim | NoClaim:
+    def compare(
+        self, other: Value, value: Value, width: Term, other_phase: str, *, packed: bool = False
+    ) -> Claim | NoClaim:
         """For a pairwise rule: what must hold between `other` (bound in `other_phase`) and
-        `value`, the same target bound later, when the runtime lays out `width` tokens."""
+        `value`, the same target bound later, when the runtime lays out `width` tokens per
+        request (`packed`: up to `width`, each request's tokens right after the last's)."""
         raise NotImplementedError
 
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:

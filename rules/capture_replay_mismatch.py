@@ -26,7 +26,11 @@ class CaptureReplayMismatch(Rule):
     scalar frozen at capture. The index pointer refilled before each replay must therefore have
     the layout the capture built: the same uniform stride, not a uniform stride at capture and
     the cumulative sum of per-request lengths at replay (or the reverse). The eager path of the
-    same mode, when it also builds a uniform layout, must use the same width.
+    same mode, when it also builds a uniform layout, must use the same width. In a mode whose
+    requests the runtime packs (the profile's packed modes; in SGLang, EAGLE v1 draft extend,
+    where each request carries its accepted tokens), the capture runs with full requests and
+    the replay with the accepted lengths, so a uniform layout at capture and the cumulative
+    sum of runtime lengths at replay agree there.
 
     **Why it breaks.** Capture and replay often live in two methods (`..._capture_cuda_graph`,
     `..._replay_cuda_graph`) edited separately; a width changed in one keeps the other's, and
@@ -63,6 +67,20 @@ class Backend:
         if forward_mode.is_target_verify():
             self.qo_indptr[: bs + 1] = torch.arange(0, bs * self.ndt + 1, self.ndt)
 """,
+        """
+class Backend:
+    def __init__(self, model_runner):
+        self.num_steps = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, forward_mode, spec_info):
+        if forward_mode.is_draft_extend():
+            n = self.num_steps + 1
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * n + 1, n)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if forward_mode.is_draft_extend():
+            self.qo_indptr[1 : bs + 1] = torch.cumsum(spec_info.accept_length[:bs], dim=0)
+""",
     )
     INVALID = (
         """
@@ -89,7 +107,9 @@ class Backend:
     ) -> Claim | NoClaim:
         return NoClaim("compared in pairs")
 
-    def compare(self, other: Value, value: Value, width: Term, other_phase: str) -> Claim | NoClaim:
+    def compare(
+        self, other: Value, value: Value, width: Term, other_phase: str, *, packed: bool = False
+    ) -> Claim | NoClaim:
         """`value` (replay, or eager) against `other` (capture) in one mode."""
         if isinstance(value, LayoutV) and isinstance(other, LayoutV):
             return Claim(
@@ -104,6 +124,10 @@ class Backend:
         if isinstance(value, LayoutV) and isinstance(other, RuntimeV) and other_phase == "capture":
             return Claim(subject=value.stride, holds=FALSE, what="from runtime lengths at capture")
         if isinstance(value, RuntimeV) and isinstance(other, LayoutV) and other_phase == "capture":
+            if packed:
+                # The capture runs with every request full (a uniform layout); a replay packs
+                # the requests' own lengths, which the runtime lengths describe.
+                return NoClaim("the mode packs each request's tokens")
             return Claim(
                 subject=Const(0),
                 holds=FALSE,

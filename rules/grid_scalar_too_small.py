@@ -27,7 +27,9 @@ class GridScalarTooSmall(Rule):
     launch grid of the attention kernel (`grid = (bs, heads, cdiv(max_len, BLOCK_M))`) and are
     frozen at CUDA-graph capture. Each program covers `BLOCK_M` query rows of one request, so
     rows past `cdiv(max_len, BLOCK_M) * BLOCK_M` are never computed: the scalar must be at
-    least the runtime's tokens per request `W` in that mode.
+    least the runtime's tokens per request `W` in that mode. In a mode whose requests are
+    packed (the profile's packed modes; in SGLang, EAGLE v1 draft extend), `W` is the most
+    tokens a request can carry, which can be less than what the runner captures with.
 
     **Why it breaks.** The scalar is usually written next to the index pointer but from a
     separate expression; fixing one and not the other (as the first commit of the motivating
@@ -46,6 +48,7 @@ class GridScalarTooSmall(Rule):
     code = "IDX002"
     name = "grid-scalar-too-small"
     roles = frozenset({ROLE_GRID})
+    bounds_requests = True
     summary = "grid-size scalar smaller than the runtime tokens per request"
     message = MESSAGE
 

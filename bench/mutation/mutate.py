@@ -615,18 +615,29 @@ def _eval(node: cst.BaseExpression, config: dict[str, str], cfg: _Cfg, env: dict
 def exposable(
     kind: str, original: cst.BaseExpression, mutant: cst.BaseExpression, config: dict[str, str]
 ) -> bool | None:
+    """Whether some configuration makes the mutant wrong where the original is right: a stride
+    that differs, a grid scalar below the original. In the configurations enumerated here no
+    request carries more than `num_draft_tokens` tokens (target verify and draft extend v2
+    carry that many, EAGLE v1 draft extend at most `min(num_steps + 1, num_draft_tokens)`), so
+    a grid scalar of configuration values alone that stays at `num_draft_tokens` or above
+    still covers every request; a grid with other leaves (a front-token count, a runtime
+    value) may have to be larger, and is compared with the original alone."""
     leaves: dict[str, str] = {}
     _free_leaves(original, config, leaves)
     _free_leaves(mutant, config, leaves)
     names = sorted(leaves)
     choices = [(0, 1) if leaves[n] == "bool" else (1, 2, 5) for n in names]
+    capped = "int" not in leaves.values()
     try:
         for cfg in CONFIGS:
             for values in itertools.product(*choices):
                 env = dict(zip(names, values, strict=True))
                 a = _eval(original, config, cfg, env)
                 b = _eval(mutant, config, cfg, env)
-                if (b != a) if kind == STRIDE else (b < a):
+                if kind == STRIDE:
+                    if b != a:
+                        return True
+                elif b < a and not (capped and b >= cfg.ndt):
                     return True
     except NotEvaluable:
         return None

@@ -126,6 +126,21 @@ DEFAULT_WIDTHS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Modes whose requests carry a varying number of query tokens, one request's right after the
+# last's: mode -> (the most tokens a request can have, where the fact comes from). A runner's
+# per-request width in such a mode is what it captures with (every request full) and sizes its
+# buffers for; it can be more than a request ever carries. Grid scalars, frozen at capture,
+# must cover the most tokens a request can have; and a layout from runtime lengths at replay
+# agrees with a uniform one built at capture.
+PACKED_MODES: dict[str, tuple[str, str]] = {
+    "DRAFT_EXTEND": (
+        "min(speculative_num_steps + 1, speculative_num_draft_tokens)",
+        "SGLang profile: EAGLE v1 draft extend packs each request's accepted tokens, a path "
+        "of the verified tree plus its bonus token (`prepare_extend_after_decode`: "
+        "extend_lens = the accepted counts)",
+    ),
+}
+
 # `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
 # computes it. Calls to these give the backend the runtime's own width for that phase.
 PHASE_WIDTHS: dict[str, str] = {

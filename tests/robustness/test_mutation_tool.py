@@ -92,6 +92,11 @@ def test_exposable() -> None:
     assert exposable(STRIDE, expr("self.ndt"), expr("self.ndt + 1"), CONFIG) is True
     assert exposable(GRID, expr("self.ndt"), expr("self.ndt + 1"), CONFIG) is False
     assert exposable(GRID, expr("self.ndt"), expr("self.steps + 1"), CONFIG) is True
+    # No request carries more than num_draft_tokens here: a grid of config values at or above
+    # it covers every one; with another leaf (front tokens), only the original says.
+    assert exposable(GRID, expr("self.steps + 1"), expr("self.ndt"), CONFIG) is False
+    assert exposable(GRID, expr("self.steps + 1"), expr("self.steps"), CONFIG) is True
+    assert exposable(GRID, expr("self.ndt + front"), expr("self.ndt"), CONFIG) is True
     # num_steps + 1 and num_draft_tokens differ only when topk > 1: still exposable.
     assert exposable(STRIDE, expr("self.steps + 1"), expr("self.ndt"), CONFIG) is True
     # A dropped arm matters only where the condition is false: free, so exposable.
@@ -118,11 +123,17 @@ def test_run_on_the_motivating_fix(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "runtime" / "forward_mode.py", work / "runtime")
     outcomes = run_backend(FIXTURES, work, "correct/eagle_full_fix.py", None, Config())
     statuses = [o.status for o in outcomes]
-    assert statuses.count("flagged") == 10
-    assert statuses.count("equivalent") == 3 and statuses.count("missed") == 0
-    assert all(
-        o.operator == "add1" and o.kind == GRID for o in outcomes if o.status == "equivalent"
+    assert statuses.count("flagged") == 8
+    assert statuses.count("equivalent") == 5 and statuses.count("missed") == 0
+    # The grid `+ 1`s, and the grids that give draft extend v1 `num_draft_tokens` or more:
+    # a v1 request carries at most min(num_steps + 1, num_draft_tokens) tokens.
+    equivalent = sorted(
+        (o.operator, o.description.split(" -> ")[1]) for o in outcomes if o.status == "equivalent"
     )
+    assert all(o.kind == GRID for o in outcomes if o.status == "equivalent")
+    assert [op for op, _ in equivalent] == ["add1", "add1", "add1", "drop-arm", "swap"]
+    assert equivalent[3][1] == "`self.num_draft_tokens`"
+    assert "else self.num_draft_tokens + 1" in equivalent[4][1]
     assert all(o.findings for o in outcomes if o.status == "flagged")
     assert "score 100.0%" in summarise(outcomes)
     assert (work / "correct" / "eagle_full_fix.py").read_text() == (
