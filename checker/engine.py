@@ -1019,11 +1019,14 @@ class FindingBuilder:
         chosen = primary_tag(selected_tags(subject, env))
         fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
         primary = chosen[0] if chosen else fallback
-        site_text = (
-            chosen[1]
-            if chosen
-            else (ob.value.text if isinstance(ob.value, LayoutV) else render_term(subject))
-        )
+        if chosen:
+            site_text = chosen[1]
+        elif isinstance(ob.value, LayoutV):
+            site_text = ob.value.text
+        elif isinstance(ob.value, RuntimeV):
+            site_text = ""  # no term of its own: laid out from what the runtime passes in
+        else:
+            site_text = render_term(subject)
         names = self.names()
         width_text = render_term(ob.runner.term, names)
         target_text = (

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from idxcheck.extract.interpreter import Binding
 
 MESSAGE = "`{name}` is laid out with `{site}` here but {what} in {mode}"
+# A replay that lays out runtime lengths (`cumsum(accept_length)`) has no term to show.
+MESSAGE_RUNTIME = "`{name}` is laid out from runtime lengths here but {what} in {mode}"
 
 
 class CaptureReplayMismatch(Rule):
@@ -106,6 +108,10 @@ class Backend:
         binding: Binding | None = None,
     ) -> Claim | NoClaim:
         return NoClaim("compared in pairs")
+
+    def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:
+        template = self.message if site else MESSAGE_RUNTIME
+        return template.format(what=what, site=site, width=width, mode=mode, name=name)
 
     def compare(
         self, other: Value, value: Value, width: Term, other_phase: str, *, packed: bool = False

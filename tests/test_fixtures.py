@@ -92,3 +92,14 @@ def test_motivating_bug_counterexample_needs_a_tree_draft() -> None:
 def test_topk1_domain_makes_the_old_expression_safe() -> None:
     config = Config(raise_on_unsupported=True, domain=("speculative_eagle_topk == 1",))
     assert scan(["fixtures/bugs/eagle_draft_extend_v2.py"], config).findings == []
+
+
+def test_a_replay_of_runtime_lengths_is_named_so() -> None:
+    """The capture-replay finding on a replay that lays out runtime lengths: no term of its own
+    to quote, so the message says where its layout comes from."""
+    (finding,) = scan(["fixtures/bugs/capture_replay.py"], STRICT).findings
+    assert finding.code == "IDX003"
+    assert finding.message.startswith(
+        "`qo_indptr` is laid out from runtime lengths here but with the uniform stride "
+        "`speculative_num_draft_tokens` at capture"
+    )
