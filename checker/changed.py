@@ -4,7 +4,7 @@ A backend is only correct relative to the runner that lays out its tokens and to
 launches, so checking a changed file alone would miss a runner change that breaks a backend in
 another file. The hook therefore scans the whole project and reports the findings that touch a
 changed file: at its primary location, at one of its related locations (binding, runner width,
-kernel grid), or, when the changed file holds the `ForwardMode` enum every verdict rests on,
+kernel grid, the dataclass whose field order named a value), or, when the changed file holds the `ForwardMode` enum every verdict rests on,
 all of them."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class ChangedFiles:
             return True
         if _key(finding.span.path) in self.keys:
             return True
-        return any(r.span is not None and _key(r.span.path) in self.keys for r in finding.related)
+        return any(r.file and _key(r.file) in self.keys for r in finding.related)
 
     def holds_error(self, error: FileError) -> bool:
         return _key(error.path) in self.keys

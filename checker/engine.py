@@ -484,11 +484,23 @@ class DataclassIndex:
     def is_dataclass_block(self, source: SourceFile, block: Block) -> bool:
         return any(s is source and b == block for s, b in self._blocks.get(block.name, []))
 
+    def _chosen(self, source: SourceFile, name: str) -> tuple[SourceFile, Block] | None:
+        candidates = self._blocks.get(name, [])
+        local = [c for c in candidates if c[0] is source]
+        return local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+
+    def file_resolver(self, source: SourceFile) -> Any:
+        """The path of the file that declares a dataclass, as `resolver` chooses it."""
+
+        def path(name: str) -> str | None:
+            chosen = self._chosen(source, name)
+            return chosen[0].path if chosen is not None else None
+
+        return path
+
     def resolver(self, source: SourceFile) -> Any:
         def fields(name: str) -> tuple[str, ...] | None:
-            candidates = self._blocks.get(name, [])
-            local = [c for c in candidates if c[0] is source]
-            chosen = local[0] if local else (candidates[0] if len(candidates) == 1 else None)
+            chosen = self._chosen(source, name)
             if chosen is None:
                 return None
             key = (chosen[0].path, name)
@@ -1045,6 +1057,16 @@ class FindingBuilder:
         if ob.binding.loc.span.line != primary.span.line:
             related.append(
                 Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
+            )
+        if ob.binding.declared_by is not None:
+            cls_name, path = ob.binding.declared_by
+            related.append(
+                Related(
+                    "dataclass",
+                    f"`{ob.binding.name}` is the field of `{cls_name}` ({path}) at this "
+                    "argument's position",
+                    path=path,
+                )
             )
         if isinstance(ob.value, LayoutV) and ob.value.loc.span.line not in (
             primary.span.line,
@@ -1652,6 +1674,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         frozenset(b.name for b in source.blocks if b.kind == "def"),
         facts.width_defs,
         facts.classes.lookup,
+        facts.dataclasses.file_resolver(source),
     )
     analysed: list[ClassFacts] = []
     try:

@@ -12,9 +12,16 @@ from idxcheck.verdicts import Verdict
 
 @dataclass(frozen=True)
 class Related:
-    role: str  # "binding", "runner", "entry", "profile"
+    role: str  # "binding", "runner", "entry", "profile", "dataclass", ...
     message: str
     span: Span | None = None
+    # A file the finding depends on, where it has no place in it to show (`span` is None).
+    path: str = ""
+
+    @property
+    def file(self) -> str:
+        """The file of this location: its span's, else `path` ("" when neither)."""
+        return self.span.path if self.span is not None else self.path
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from idxcheck.findings import Related
 from idxcheck.spans import Span
 
 from .gitrepo import Repo
+from .sarif_check import assert_valid_sarif_file
 
 BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
 FIX = Path("fixtures/correct/eagle_full_fix.py").read_text()
@@ -106,3 +107,64 @@ def test_with_a_diff_base_only_what_the_change_brought_is_reported(
     assert code == 1
     assert [f["code"] for f in doc["findings"]] == [f["code"] for f in regressed]
     assert [Path(p).resolve() for p in paths] == [repo.root / fixed]
+
+
+META = """from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class DraftMeta:
+    FIELDS
+"""
+
+POSITIONAL = """import torch
+
+from meta import DraftMeta
+
+
+class Backend:
+    def __init__(self, model_runner):
+        self.ndt = model_runner.server_args.speculative_num_draft_tokens
+        self.steps = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, forward_mode, spec_info):
+        if forward_mode.is_draft_extend_v2():
+            qo_indptr = torch.arange(0, bs * self.ndt + 1, self.ndt)
+            self.forward_metadata = DraftMeta(self.steps + 1, qo_indptr)
+"""
+
+
+def test_a_reordered_dataclass_reports_the_backend_it_breaks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend builds its metadata by field order; the edit that moves `max_extend_len` to
+    the first field is in the dataclass's file alone, and the hook on that file reports the
+    backend's findings it brought."""
+    repo = Repo(tmp_path / "project")
+    repo.write("pkg/forward_mode.py", MODES)
+    repo.write(
+        "pkg/meta.py", META.replace("FIELDS", "qo_indptr: torch.Tensor\n    max_extend_len: int")
+    )
+    repo.write("pkg/backend.py", POSITIONAL)
+    repo.commit("initial")
+    monkeypatch.chdir(repo.root)
+    assert changed("pkg/meta.py")[:2] == (0, [])
+    repo.write(
+        "pkg/meta.py", META.replace("FIELDS", "max_extend_len: int\n    qo_indptr: torch.Tensor")
+    )
+    code, paths, doc = changed("pkg/meta.py")
+    assert (code, paths) == (1, ["pkg/backend.py"])
+    for finding in doc["findings"]:
+        dataclass = [r for r in finding["related"] if r["role"] == "dataclass"]
+        assert [(r["path"], r["line"]) for r in dataclass] == [("pkg/meta.py", None)]
+        assert "`max_extend_len` is the field of `DraftMeta`" in dataclass[0]["message"]
+    # The backend's own file changed instead: reported as before.
+    assert changed("pkg/backend.py")[:2] == (1, ["pkg/backend.py"])
+    # In SARIF, the dataclass's file is a related location without a region.
+    CliRunner().invoke(main, ["scan", "--changed-only", "pkg/meta.py", "--format", "sarif=r.sarif"])
+    result = assert_valid_sarif_file(repo.root / "r.sarif")["runs"][0]["results"][0]
+    assert {"artifactLocation": {"uri": "pkg/meta.py", "uriBaseId": "%SRCROOT%"}} in [
+        r.get("physicalLocation") for r in result["relatedLocations"]
+    ]

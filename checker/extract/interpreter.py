@@ -195,6 +195,9 @@ class Binding:
     group: Loc | None = None
     # For slice and copy writes: how many entries the written value has.
     source_length: Term | None = None
+    # For positional construction: the dataclass whose field order gave the value its name,
+    # and the file that declares it (an edit there can rename what the call binds).
+    declared_by: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,8 @@ class ScanContext:
     width_defs: Mapping[str, FunctionSource] = field(default_factory=dict)
     # A class of the scanned tree by name (same file first), to follow base classes.
     class_lookup: Callable[[str, object], object] | None = None
+    # The file that declares a dataclass (by name, as `dataclass_fields` finds it).
+    dataclass_file: Callable[[str], str | None] = lambda _name: None
 
 
 @dataclass
@@ -728,6 +733,7 @@ class ClassInterpreter:
         upper: Term | None = None,
         group: Loc | None = None,
         source_length: Term | None = None,
+        declared_by: tuple[str, str] | None = None,
     ) -> None:
         if not self.record:
             return
@@ -748,6 +754,7 @@ class ClassInterpreter:
                 target_upper=upper,
                 group=group,
                 source_length=source_length,
+                declared_by=declared_by,
             )
         )
 
@@ -1879,6 +1886,8 @@ class ClassInterpreter:
         values: list[tuple[str, Value]] = []
         group = frame.fn.loc(node)
         positional_nodes = [a for a in node.args if a.keyword is None]
+        path = self.ctx.dataclass_file(cls_name) if args and fields else None
+        declared_by = (cls_name, path) if path is not None else None
         for index, value in enumerate(args):
             if index < len(fields):
                 values.append((fields[index], value))
@@ -1890,6 +1899,7 @@ class ClassInterpreter:
                     state,
                     frame,
                     group=group,
+                    declared_by=declared_by,
                 )
         for key, value in kwargs.items():
             values.append((key, value))

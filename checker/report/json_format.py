@@ -32,7 +32,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "conditions": [{"condition": text, "value": value} for text, value in finding.conditions],
         "related": [
             {
-                "path": r.span.path if r.span else None,
+                "path": r.file or None,
                 "line": r.span.line if r.span else None,
                 "role": r.role,
                 "message": r.message,

@@ -102,6 +102,8 @@ def _related_location(index: int, related: Related) -> dict[str, Any]:
     location: dict[str, Any] = {"id": index, "message": {"text": related.message}}
     if related.span is not None:
         location["physicalLocation"] = _physical(related.span)
+    elif related.path:
+        location["physicalLocation"] = {"artifactLocation": _uri(related.path)}
     return location
 
 
