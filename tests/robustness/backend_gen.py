@@ -465,10 +465,19 @@ def assignments(names: set[str]) -> Iterator[dict[str, bool]]:
         yield dict(zip(ordered, values, strict=True))
 
 
+# Modes whose requests carry fewer tokens than the width above, packed (the profile's
+# `PACKED_MODES`): the most a request can carry, which a grid scalar must cover. EAGLE v1
+# draft extend carries an accepted path of the verified tree plus its bonus token.
+MODE_MOST: dict[str, Callable[[Cfg], int]] = {
+    "DRAFT_EXTEND": lambda c: min(c.steps + 1, c.ndt),
+}
+
+
 def violated(site: Site, mode: str, cfg: Cfg, opaque: dict[str, bool]) -> bool:
     value = evaluate(site.width, cfg, mode, opaque)
-    width = MODE_WIDTH[mode](cfg)
-    return value < width if site.kind == "grid" else value != width
+    if site.kind == "grid":
+        return value < MODE_MOST.get(mode, MODE_WIDTH[mode])(cfg)
+    return value != MODE_WIDTH[mode](cfg)
 
 
 def breaking(site: Site, mode: str, configs: list[Cfg] = GRID) -> Cfg | None:

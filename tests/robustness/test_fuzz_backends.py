@@ -157,7 +157,12 @@ def test_ground_truth_itself() -> None:
     # A runtime width is right everywhere; a grid scalar may exceed the width.
     assert breaking(Site("arange", Runtime(), "inline", "dict"), "DRAFT_EXTEND_V2") is None
     assert breaking(Site("grid", Add(Sym("ndt"), 1), "local", "metadata"), "TARGET_VERIFY") is None
-    assert breaking(Site("grid", Sym("ndt"), "local", "metadata"), "DRAFT_EXTEND") is not None
+    # In DRAFT_EXTEND (packed) a request carries at most min(steps + 1, ndt): a grid of ndt
+    # covers it, a grid of steps does not.
+    assert breaking(Site("grid", Sym("ndt"), "local", "metadata"), "DRAFT_EXTEND") is None
+    assert breaking(Site("grid", Sym("steps"), "local", "metadata"), "DRAFT_EXTEND") is not None
+    assert breaking(Site("grid", Sym("ndt"), "local", "metadata"), "DRAFT_EXTEND_V2") is None
+    assert breaking(Site("grid", STEPS1, "local", "metadata"), "DRAFT_EXTEND_V2") is not None
 
 
 def test_each_shape_both_ways() -> None:
