@@ -73,6 +73,8 @@ class Profile:
     # Modes whose requests are packed, each with the most tokens a request can have
     # (`PACKED_MODES` of the profile module).
     packed_modes: dict[str, DefaultWidth] = field(default_factory=dict)
+    # A runner's constructor parameter -> (the symbol it stays below, why).
+    runner_param_bounds: dict[str, tuple[str, str]] = field(default_factory=dict)
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -168,4 +170,5 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             mode: DefaultWidth(mode, parse_term(text, aliases), text, source)
             for mode, (text, source) in getattr(module, "PACKED_MODES", {}).items()
         },
+        runner_param_bounds=dict(getattr(module, "RUNNER_PARAM_BOUNDS", {})),
     )

@@ -23,6 +23,7 @@ from idxcheck.extract.source import (
     reading,
 )
 from idxcheck.extract.values import IntV, MemberV, Value
+from idxcheck.profile import Profile
 from idxcheck.runtime_model import RunnerWidth
 from idxcheck.spans import Span
 from idxcheck.sym.terms import (
@@ -30,6 +31,7 @@ from idxcheck.sym.terms import (
     Atom,
     BinOp,
     Const,
+    Formula,
     Ite,
     RuntimeInt,
     Sym,
@@ -165,7 +167,7 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
             if not isinstance(width, IntV):
                 continue
             term, params = _free_params(width.term, cls.name, profile.runner_symbols)
-            cond = conj(mode_pc, width_pc, *(cmp(">=", Sym(p), Const(0)) for p in params))
+            cond = conj(mode_pc, width_pc, *(_param_range(p, profile) for p in params))
             selector = None
             if mode.name == "DECODE" and draft and not profile.compare_draft_decode:
                 continue
@@ -221,6 +223,16 @@ def _assignment(cls: ClassSource, attr: str) -> tuple[Span, str]:
             text = text[1:-1].strip()
         return Span(cls.file.path, number, column, number, len(line.rstrip())), text or attr
     return Span(cls.file.path, init.def_line, 0, init.def_line, 0), attr
+
+
+def _param_range(name: str, profile: Profile) -> Formula:
+    """What a runner's free parameter ranges over: from 0, and below the configuration symbol
+    the profile bounds a parameter of that name by (a per-step runner's `step`)."""
+    low = cmp(">=", Sym(name), Const(0))
+    bound = profile.runner_param_bounds.get(name.rsplit(".", 1)[-1])
+    if bound is None:
+        return low
+    return conj(low, cmp("<", Sym(name), Sym(bound[0])))
 
 
 def _free_params(term: Term, owner: str, known: dict[str, str]) -> tuple[Term, list[str]]:

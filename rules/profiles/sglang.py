@@ -181,6 +181,15 @@ COMPARE_DRAFT_DECODE = False
 RUNNER_SYMBOLS: dict[str, str] = {
     "eagle_worker.draft_extend_num_front_tokens": "num_front_tokens",
 }
+# Constructor parameters a runner's width depends on, with the configuration symbol they stay
+# below (each value from 0 up is a runner of its own): parameter -> (bound, why).
+RUNNER_PARAM_BOUNDS: dict[str, tuple[str, str]] = {
+    "step": (
+        "speculative_num_steps",
+        "multi-layer EAGLE builds one draft-extend runner per draft step "
+        "(`for step in range(self.speculative_num_steps)`, 0.5.12 and 0.5.13)",
+    ),
+}
 
 # Attributes of runtime objects that are the per-forward width of the current layout.
 RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
