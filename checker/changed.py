@@ -4,8 +4,8 @@ A backend is only correct relative to the runner that lays out its tokens and to
 launches, so checking a changed file alone would miss a runner change that breaks a backend in
 another file. The hook therefore scans the whole project and reports the findings that touch a
 changed file: at its primary location, at one of its related locations (binding, runner width,
-kernel grid, the dataclass whose field order named a value), or, when the changed file holds the `ForwardMode` enum every verdict rests on,
-all of them."""
+kernel grid, the dataclass whose field order named a value), or, when the changed file holds
+the `ForwardMode` enum every verdict rests on, all of them."""
 
 from __future__ import annotations
 
