@@ -730,6 +730,7 @@ class Checker:
                                 runner.cond,
                                 claim.assumptions,
                                 *(c.formula for c in self.class_constraints),
+                                *self._runtime_facts(path, mode),
                             )
                             yield Obligation(
                                 rule,
@@ -841,6 +842,7 @@ class Checker:
                                     conj(self._without_flag(pc_b), self._without_flag(pc_c)),
                                     runner.term,
                                 )
+                                path = conj(path, *self._runtime_facts(path, mode))
                                 yield Obligation(
                                     rule,
                                     binding,
@@ -852,6 +854,21 @@ class Checker:
                                     (),
                                     capture,
                                 )
+
+    def _runtime_facts(self, formula: Formula, mode: str) -> list[Formula]:
+        """The conditions on runtime values in `formula` that the profile knows to be true in
+        `mode` (`Profile.runtime_facts`): a path that needs one false does not run there."""
+        facts = self.profile.runtime_facts
+        if not any(mode in modes for modes, _ in facts.values()):
+            return []
+        found: list[Formula] = []
+        for key, text in formula_atoms(formula).items():
+            if not key.startswith("rt:"):
+                continue
+            for attr, (modes, _why) in facts.items():
+                if mode in modes and (text == attr or text.endswith("." + attr)):
+                    found.append(Atom(key, text))
+        return found
 
     def _phase(self, binding: Binding, pc: Formula) -> str | None:
         entry = binding.chain[0].rsplit(".", 1)[-1] if binding.chain else ""

@@ -75,6 +75,8 @@ class Profile:
     packed_modes: dict[str, DefaultWidth] = field(default_factory=dict)
     # A runner's constructor parameter -> (the symbol it stays below, why).
     runner_param_bounds: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # A runtime attribute path -> (the modes it is true in, why).
+    runtime_facts: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -171,4 +173,5 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             for mode, (text, source) in getattr(module, "PACKED_MODES", {}).items()
         },
         runner_param_bounds=dict(getattr(module, "RUNNER_PARAM_BOUNDS", {})),
+        runtime_facts=dict(getattr(module, "RUNTIME_FACTS", {})),
     )

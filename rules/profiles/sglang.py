@@ -141,6 +141,18 @@ PACKED_MODES: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Runtime values that are true (non-empty) in the modes given, read from the runtime's code:
+# attribute path (matched at the end of what a backend reads) -> (modes, why). A condition
+# that tests one is assumed true there, so a branch for its absence does not reach a site.
+RUNTIME_FACTS: dict[str, tuple[tuple[str, ...], str]] = {
+    attr: (
+        ("DRAFT_EXTEND",),
+        "the EAGLE v1 worker hands the draft extend one accepted count per request, and a "
+        "batch without requests runs as IDLE (`forward_draft_extend_after_decode`)",
+    )
+    for attr in ("spec_info.accept_length_cpu", "spec_info.num_accept_tokens_cpu")
+}
+
 # `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
 # computes it. Calls to these give the backend the runtime's own width for that phase.
 PHASE_WIDTHS: dict[str, str] = {

@@ -1,0 +1,44 @@
+"""Runtime values the profile knows to be true in a mode (`RUNTIME_FACTS`): the EAGLE v1
+worker hands the draft extend one accepted count per request, so a branch for an empty list
+of CPU accept counts does not run in DRAFT_EXTEND. The same branch in another mode is checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from idxcheck.engine import scan
+
+ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
+
+BACKEND = """import torch
+
+
+class Backend:
+    def __init__(self, model_runner):
+        self.steps = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if forward_mode.PREDICATE():
+            if spec_info.accept_length_cpu:
+                self.max_extend_len = self.steps + 1
+            else:
+                self.max_extend_len = 1
+"""
+
+
+def findings(tmp_path: Path, predicate: str) -> list[tuple[str, str, int]]:
+    (tmp_path / "forward_mode.py").write_text(ENUM)
+    (tmp_path / "backend.py").write_text(BACKEND.replace("PREDICATE", predicate))
+    result = scan([str(tmp_path)])
+    assert result.errors == []
+    return [(f.code, f.mode, f.span.line) for f in result.findings]
+
+
+def test_the_empty_accept_counts_branch_does_not_run_in_v1_draft_extend(tmp_path: Path) -> None:
+    assert findings(tmp_path, "is_draft_extend") == []
+
+
+def test_the_same_branch_in_a_mode_without_the_fact_is_checked(tmp_path: Path) -> None:
+    # Line 13 is the branch for no accept counts (line 11, `steps + 1`, is below the verify
+    # width once topk > 1).
+    assert ("IDX002", "TARGET_VERIFY", 13) in findings(tmp_path, "is_target_verify")
