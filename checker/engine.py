@@ -37,7 +37,7 @@ from idxcheck.extract.constraints import (
     read_constraints,
     read_registry,
 )
-from idxcheck.extract.interpreter import Binding, ScanContext, iter_choice
+from idxcheck.extract.interpreter import RUNTIME_ATOM, Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.extract.modes import ModeModel, mentioned_members, mode_model_from_profile
 from idxcheck.extract.runners import WidthDefinitions, read_runner, runner_blocks
@@ -590,6 +590,10 @@ class KernelVerdict:
     biting: tuple[int, ...] = ()  # when latent: BLOCK_M values of the table that would drop rows
 
 
+# A runtime value read as it is (`spec_info.accept_length_cpu`), not a comparison of one.
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
+
+
 class Checker:
     """Turns bindings into obligations and decides them, with a cache of verdicts."""
 
@@ -857,18 +861,18 @@ class Checker:
 
     def _runtime_facts(self, formula: Formula, mode: str) -> list[Formula]:
         """The conditions on runtime values in `formula` that the profile knows to be true in
-        `mode` (`Profile.runtime_facts`): a path that needs one false does not run there."""
-        facts = self.profile.runtime_facts
-        if not any(mode in modes for modes, _ in facts.values()):
+        `mode` (`Profile.runtime_facts`): a path that needs one false does not run there. Only
+        the truth of the value itself (`if spec_info.x:`) is known, not a comparison of it."""
+        attrs = [a for a, (modes, _) in self.profile.runtime_facts.items() if mode in modes]
+        if not attrs:
             return []
-        found: list[Formula] = []
-        for key, text in formula_atoms(formula).items():
-            if not key.startswith("rt:"):
-                continue
-            for attr, (modes, _why) in facts.items():
-                if mode in modes and (text == attr or text.endswith("." + attr)):
-                    found.append(Atom(key, text))
-        return found
+        return [
+            Atom(key, text)
+            for key, text in formula_atoms(formula).items()
+            if key == RUNTIME_ATOM + text
+            and _DOTTED.fullmatch(text)
+            and any(text == attr or text.endswith("." + attr) for attr in attrs)
+        ]
 
     def _phase(self, binding: Binding, pc: Formula) -> str | None:
         entry = binding.chain[0].rsplit(".", 1)[-1] if binding.chain else ""
@@ -1075,7 +1079,8 @@ class FindingBuilder:
             related.append(
                 Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
             )
-        if ob.binding.declared_by is not None:
+        if ob.binding.declared_by is not None and ob.binding.declared_by[1] != primary.span.path:
+            # A dataclass of another file: an edit there alone can rename what the call binds.
             cls_name, path = ob.binding.declared_by
             related.append(
                 Related(

@@ -168,3 +168,14 @@ def test_a_reordered_dataclass_reports_the_backend_it_breaks(
     assert {"artifactLocation": {"uri": "pkg/meta.py", "uriBaseId": "%SRCROOT%"}} in [
         r.get("physicalLocation") for r in result["relatedLocations"]
     ]
+
+
+def test_a_dataclass_of_the_same_file_is_no_related_location(tmp_path: Path) -> None:
+    """The field order of a dataclass in the backend's own file is shown by the backend's
+    file already; only another file's dataclass is named."""
+    meta = META.replace("FIELDS", "max_extend_len: int\n    qo_indptr: torch.Tensor")
+    backend = POSITIONAL.replace("from meta import DraftMeta\n", meta.split("import torch\n")[1])
+    (tmp_path / "forward_mode.py").write_text(MODES)
+    (tmp_path / "backend.py").write_text(backend)
+    findings = scan([str(tmp_path)]).result.findings
+    assert findings and all(r.role != "dataclass" for f in findings for r in f.related)

@@ -42,3 +42,31 @@ def test_the_same_branch_in_a_mode_without_the_fact_is_checked(tmp_path: Path) -
     # Line 13 is the branch for no accept counts (line 11, `steps + 1`, is below the verify
     # width once topk > 1).
     assert ("IDX002", "TARGET_VERIFY", 13) in findings(tmp_path, "is_target_verify")
+
+
+COMPARED = """import torch
+
+
+class Backend:
+    def __init__(self, model_runner):
+        self.steps = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_draft_extend():
+            if 1 == forward_batch.spec_info.accept_length_cpu:
+                self.max_extend_len = self.steps + 1
+            else:
+                self.max_extend_len = 1
+"""
+
+
+def test_only_the_value_itself_is_known_not_a_comparison_of_it(tmp_path: Path) -> None:
+    """`1 == forward_batch.spec_info.accept_length_cpu` ends with the fact's path, but its truth
+    is not the list's: the branch it guards is still checked."""
+    (tmp_path / "forward_mode.py").write_text(ENUM)
+    (tmp_path / "backend.py").write_text(COMPARED)
+    result = scan([str(tmp_path)])
+    assert result.errors == []
+    assert [(f.code, f.mode, f.span.line) for f in result.findings] == [
+        ("IDX002", "DRAFT_EXTEND", 13)
+    ]

@@ -83,6 +83,9 @@ if TYPE_CHECKING:
 else:
     cst = lazy_module("libcst")
 
+# The key prefix of opaque conditions on runtime objects (`spec_info.x`, `forward_batch.y is
+# None`): they mean the same wherever they are written, in a runner or a backend.
+RUNTIME_ATOM = "rt:"
 MAX_INLINE_DEPTH = 8
 MAX_ALTERNATIVES = 24
 MAX_TERM_SIZE = 4000
@@ -1353,7 +1356,7 @@ class ClassInterpreter:
         ):
             paths = [v.path for v in values if isinstance(v, (RuntimeV, ConfigV))]
             if paths:
-                return "rt:" + text
+                return RUNTIME_ATOM + text
         if text.startswith("self."):
             return f"{self.class_name}:{text}"
         return f"{frame.fn.qualname}:{text}"
@@ -1382,7 +1385,7 @@ class ClassInterpreter:
         if isinstance(value, RuntimeV):
             # Named by the runtime object, so that the same condition read in a runner and in
             # a backend is one atom.
-            return Atom(f"rt:{value.path}", value.path)
+            return Atom(RUNTIME_ATOM + value.path, value.path)
         text = _short(frame.fn.code(node))
         return Atom(self._atom_key(text, frame), text)
 
