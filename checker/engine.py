@@ -36,6 +36,7 @@ from idxcheck.extract.constraints import (
     constraints_forced,
     read_constraints,
     read_registry,
+    states_mode_constraint,
 )
 from idxcheck.extract.interpreter import RUNTIME_ATOM, Binding, ScanContext, iter_choice
 from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
@@ -210,6 +211,10 @@ class Prefilter:
         self.words = tuple(profile.prefilter)
         self.raw = tuple(word.encode() for word in self.words)
         self.gates = _gates(self.raw)
+        # The words that make a file one the tree facts may read, whatever its role names.
+        self.fact_words = TREE_FACT_WORDS + tuple(
+            (c.stated_by.encode(),) for c in profile.mode_constraints
+        )
 
     def matches(self, data: bytes) -> bool:
         """Whether one of the words occurs in `data`: the words of a gate are looked for only
@@ -347,7 +352,7 @@ def load_file(
                 tree.files.append(source)
                 tree.hits.add(source, prefilter)
                 return
-    facts_only = any(all(word in data for word in words) for words in TREE_FACT_WORDS)
+    facts_only = any(all(word in data for word in words) for words in prefilter.fact_words)
     if facts_only or prefilter.matches(data):
         try:
             text_file = SourceFile.from_bytes(item.display, data)
@@ -612,6 +617,8 @@ class Checker:
         self._reached: dict[Formula, bool | None] = {}
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
         self.class_constraints: list[TreeConstraint] = []
+        # Constraints of a mode the tree states (`TreeConstraints.per_mode`).
+        self.mode_constraints: dict[str, list[TreeConstraint]] = {}
         self.launchers: dict[str, Launcher] = {}
         self.disk: Cache | None = None
 
@@ -729,11 +736,12 @@ class Checker:
                             # The path may test the width the runtime publishes (`if
                             # spec_info.num_tokens_per_req > 1`): it is this runner's.
                             path = substitute_width_formula(conj(pc_mode, pair_pc), runner.term)
+                            stated = (*self.class_constraints, *self.mode_constraints.get(mode, ()))
                             assumptions = conj(
                                 path,
                                 runner.cond,
                                 claim.assumptions,
-                                *(c.formula for c in self.class_constraints),
+                                *(c.formula for c in stated),
                                 *self._runtime_facts(path, mode),
                             )
                             yield Obligation(
@@ -744,7 +752,7 @@ class Checker:
                                 runner,
                                 claim,
                                 assumptions,
-                                tuple(self.class_constraints),
+                                stated,
                             )
 
     def _pairings(
@@ -847,6 +855,7 @@ class Checker:
                                     runner.term,
                                 )
                                 path = conj(path, *self._runtime_facts(path, mode))
+                                stated = tuple(self.mode_constraints.get(mode, ()))
                                 yield Obligation(
                                     rule,
                                     binding,
@@ -854,8 +863,8 @@ class Checker:
                                     mode,
                                     runner,
                                     claim,
-                                    conj(path, runner.cond),
-                                    (),
+                                    conj(path, runner.cond, *(c.formula for c in stated)),
+                                    stated,
                                     capture,
                                 )
 
@@ -1569,6 +1578,7 @@ def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
         "class ForwardMode" in text
         or "register_attention_backend(" in text
         or (_raises_speculative(source) and constraints_forced(text) is not None)
+        or states_mode_constraint(text, profile)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
         or bool(runner_blocks(source, profile.runner_width_attrs))
     )
@@ -1859,6 +1869,7 @@ def check_facts(
         # the domain of its obligations.
         stated = constraints.for_class(class_facts.name, class_facts.bases) if constraints else []
         checker.class_constraints = stated
+        checker.mode_constraints = constraints.per_mode if constraints else {}
         groups: dict[int, list[Binding]] = {}
         for binding in class_facts.bindings:
             if binding.group is not None and binding.role == ROLE_QO:

@@ -31,6 +31,18 @@ class DefaultWidth:
 
 
 @dataclass(frozen=True)
+class ModeConstraint:
+    """A constraint of one mode that holds where the tree's text states it
+    (`MODE_CONSTRAINTS` of the profile module)."""
+
+    mode: str
+    text: str
+    formula: Formula
+    stated_by: str  # words of the tree's text that state it
+    why: str
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     config_symbols: dict[str, str]
@@ -77,6 +89,8 @@ class Profile:
     runner_param_bounds: dict[str, tuple[str, str]] = field(default_factory=dict)
     # A runtime attribute path -> (the modes it is true in, why).
     runtime_facts: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    # Constraints of a mode that hold where the tree states them.
+    mode_constraints: tuple[ModeConstraint, ...] = ()
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -174,4 +188,9 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         },
         runner_param_bounds=dict(getattr(module, "RUNNER_PARAM_BOUNDS", {})),
         runtime_facts=dict(getattr(module, "RUNTIME_FACTS", {})),
+        mode_constraints=tuple(
+            ModeConstraint(mode, text, parse_formula(text, aliases), words, why)
+            for mode, entries in getattr(module, "MODE_CONSTRAINTS", {}).items()
+            for text, words, why in entries
+        ),
     )

@@ -82,6 +82,11 @@ def scan_0513(srt_0513: Path) -> ScanResult:
     return scan([str(srt_0513)])
 
 
+@pytest.fixture(scope="module")
+def scan_0512(srt_0512: Path) -> ScanResult:
+    return scan([str(srt_0512)])
+
+
 def test_runner_widths_of_three_generations(srt_0512: Path, srt_0513: Path) -> None:
     old = widths(srt_0512)
     assert (EAGLE_RUNNER, "num_steps + 1") in old["DRAFT_EXTEND_V2"]
@@ -102,13 +107,27 @@ def test_runner_widths_of_three_generations(srt_0512: Path, srt_0513: Path) -> N
     )
 
 
-def test_0512_backend_and_runner_agree_on_num_steps_plus_one(srt_0512: Path) -> None:
-    result = scan([str(srt_0512)])
+def test_0512_backend_and_runner_agree_on_num_steps_plus_one(scan_0512: ScanResult) -> None:
+    result = scan_0512
     assert triton_v2_against_eagle_runner(result) == []
     assert result.mode_model_source.endswith("model_executor/forward_batch_info.py")
     # EAGLE v1 draft extend packs the accepted tokens: aiter's replay `cumsum(accept_lens)`
     # after a uniform capture is its layout, not a capture-replay mismatch.
     assert [f for f in result.findings if f.code == "IDX003"] == []
+
+
+def test_0512_v2_counterexamples_keep_topk_1(scan_0512: ScanResult) -> None:
+    """0.5.12 runs EAGLE with topk > 1 on the v1 workers ("spec v2 currently only supports
+    topk = 1"): every DRAFT_EXTEND_V2 counterexample has topk 1 and cites where the tree says
+    so. Before the profile read that statement, NSA's and TRT-LLM MLA's v2 findings were shown
+    with topk 2."""
+    v2 = [f for f in scan_0512.findings if f.mode == "DRAFT_EXTEND_V2"]
+    assert v2
+    for finding in v2:
+        assert finding.counterexample["speculative_eagle_topk"] == 1
+        cited = [line for line in finding.explain if line.startswith("tree constraint:")]
+        assert any("speculative_eagle_topk == 1 in DRAFT_EXTEND_V2" in c for c in cited)
+        assert any(c.endswith("srt/server_args.py:3755)") for c in cited)
 
 
 def test_0513_v1_grids_cover_the_accepted_tokens(scan_0513: ScanResult) -> None:

@@ -10,7 +10,10 @@ Two forms are recognised:
   class and its subclasses;
 - the assignment that forces `speculative_num_draft_tokens = speculative_num_steps + 1` under
   `speculative_eagle_topk == 1`: the profile states that constraint, and the place the tree
-  states it is cited.
+  states it is cited;
+- a constraint of one forward mode that the profile holds only where the tree states it
+  (`Profile.mode_constraints`: the server arguments that keep topk > 1 off the spec v2
+  workers, found by what they say), kept with the place of the statement.
 
 Each constraint keeps the place it was read from, so a finding can cite it."""
 
@@ -38,6 +41,7 @@ from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idxcheck.profile import Profile
     from idxcheck.readings import FileReadings
 else:
     cst = lazy_module("libcst")
@@ -62,6 +66,7 @@ class TreeConstraints:
     per_backend: dict[str, list[TreeConstraint]] = field(default_factory=dict)
     registry: dict[str, set[str]] = field(default_factory=dict)  # backend name -> classes
     citations: list[TreeConstraint] = field(default_factory=list)
+    per_mode: dict[str, list[TreeConstraint]] = field(default_factory=dict)
 
     def for_class(self, name: str, bases: Iterable[str]) -> list[TreeConstraint]:
         """The constraints on a backend class: those of every backend name whose registered
@@ -74,8 +79,10 @@ class TreeConstraints:
         return found
 
 
-# A file's reading: its citations, and its constraints per backend.
-FileConstraints = tuple[list[TreeConstraint], dict[str, list[TreeConstraint]]]
+# A file's reading: its citations, its constraints per backend and per mode.
+FileConstraints = tuple[
+    list[TreeConstraint], dict[str, list[TreeConstraint]], dict[str, list[TreeConstraint]]
+]
 # Starts a computation, perhaps in another process (`idxcheck.workers.in_background`); what
 # it returns gives the computation's value.
 Elsewhere = Callable[[Callable[[], list[FileConstraints]]], Callable[[], list[FileConstraints]]]
@@ -114,6 +121,12 @@ def constraints_forced(text: str) -> re.Match[str] | None:
     return _FORCED.search(text)
 
 
+def states_mode_constraint(text: str, profile: Profile) -> bool:
+    """Whether the text states one of the profile's mode constraints (`read_constraints` reads
+    it then)."""
+    return any(c.stated_by in text for c in profile.mode_constraints)
+
+
 def read_constraints(
     files: Iterable[SourceFile],
     ctx: ScanContext,
@@ -129,7 +142,12 @@ def read_constraints(
     files = list(files)
     registry = read_registry(files)
     names = set(registry)
-    candidates = [s for s in files if "raise" in s.text and "speculative" in s.text]
+    candidates = [
+        s
+        for s in files
+        if ("raise" in s.text and "speculative" in s.text)
+        or states_mode_constraint(s.text, ctx.profile)
+    ]
     stored: list[FileConstraints | None] = [
         readings.get(source) if readings is not None else None for source in candidates
     ]
@@ -151,10 +169,14 @@ def read_constraints(
                 found = next(fresh)
                 if readings is not None:
                     readings.put(source, found)
-            citations, per_backend = found
+            citations, per_backend, per_mode = found
             result.citations.extend(citations)
             for backend, stated in per_backend.items():
                 result.per_backend.setdefault(backend, []).extend(stated)
+            for mode, stated in per_mode.items():
+                held = result.per_mode.setdefault(mode, [])
+                # Stated in several files: the first (in the tree's order) is cited.
+                held.extend(c for c in stated if all(c.formula != h.formula for h in held))
         return result
 
     return gather
@@ -172,8 +194,20 @@ def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> 
                 Span(source.path, line, 0, line, 0),
             )
         )
+    for stated in ctx.profile.mode_constraints:
+        at = source.text.find(stated.stated_by)
+        if at < 0:
+            continue
+        line = source.text.count("\n", 0, at) + 1
+        result.per_mode.setdefault(stated.mode, []).append(
+            TreeConstraint(
+                stated.formula,
+                f"{stated.text} in {stated.mode}: {stated.why}",
+                Span(source.path, line, 0, line, 0),
+            )
+        )
     if not any(f'"{name}"' in source.text for name in names):
-        return result.citations, result.per_backend
+        return result.citations, result.per_backend, result.per_mode
     for block in source.blocks:
         if block.kind != "def":
             continue
@@ -185,7 +219,7 @@ def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> 
         except SourceError:
             continue
         _read_function(fn, ctx, names, result)
-    return result.citations, result.per_backend
+    return result.citations, result.per_backend, result.per_mode
 
 
 def _read_function(

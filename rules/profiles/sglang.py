@@ -153,6 +153,22 @@ RUNTIME_FACTS: dict[str, tuple[tuple[str, ...], str]] = {
     for attr in ("spec_info.accept_length_cpu", "spec_info.num_accept_tokens_cpu")
 }
 
+# Constraints that hold in one mode where the scanned tree says so: mode -> ((the constraint,
+# words of the tree's text that state it, why), ...). `read_constraints` looks for the words
+# in every file; where it finds them, the constraint narrows that mode's obligations and the
+# findings cite the place. A tree that does not state
+# it (0.5.13 and later run topk > 1 on the v2 workers) gets no constraint.
+MODE_CONSTRAINTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "DRAFT_EXTEND_V2": (
+        (
+            "speculative_eagle_topk == 1",
+            "v2 currently only supports topk = 1",
+            "the server arguments reject topk > 1 with spec v2 (0.5.9, 0.5.10) or run it on "
+            "the v1 workers (0.5.12), saying `spec v2 currently only supports topk = 1`",
+        ),
+    ),
+}
+
 # `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
 # computes it. Calls to these give the backend the runtime's own width for that phase.
 PHASE_WIDTHS: dict[str, str] = {
