@@ -1187,6 +1187,7 @@ class FindingBuilder:
             "tokens_per_req": width_value,
             "qo_stride": _evaluate(companions.get("qo_stride"), env),
             "max_len": _evaluate(companions.get("max_len"), env),
+            "segments_per_req": _evaluate(companions.get("segments_per_req"), env),
             "block_m": None,
             "head_dim": None,
         }
@@ -1221,6 +1222,9 @@ class FindingBuilder:
                     at_block = Assignment(ints=kernel.model, mode=ob.mode, width=tokens)
                     replay["max_len"] = _evaluate(companions.get("max_len"), at_block)
                     replay["qo_stride"] = _evaluate(companions.get("qo_stride"), at_block)
+                    replay["segments_per_req"] = _evaluate(
+                        companions.get("segments_per_req"), at_block
+                    )
                 except NotConcrete:
                     pass
                 if latent_text:
@@ -2040,6 +2044,11 @@ def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
             continue
         if isinstance(o.value, LayoutV) and "qo_stride" not in found and o.rule.code == "IDX001":
             found["qo_stride"] = o.value.stride
+            # A layout of several segments per request (one per token) is not the layout of
+            # one segment per request that a replay builds from the stride.
+            per_request = segments(o.value).per_request
+            if per_request is not None:
+                found["segments_per_req"] = per_request
         elif o.rule.code == "IDX002" and "max_len" not in found:
             found["max_len"] = o.claim.subject
     return found

@@ -14,6 +14,11 @@ runner lays out::
     {"mode": "DRAFT_EXTEND_V2", "bs": 2, "capture_bs": 2, "tokens_per_req": 3,
      "qo_stride": 2 | null, "max_len": 2 | null, "block_m": null | int, "head_dim": null | int}
 
+An optional ``segments_per_req`` is how many segments of the index pointer the backend gives each
+request (null or 1: one). A layout of several (one per token, as DSA's `cu_seqlens_q` in draft
+extend) is not replayed: the replay lays out one segment per request, so its counts would not be
+the backend's; the confirmation is ``skipped`` with that reason.
+
 ``qo_stride``/``max_len`` null mean "the backend derives it consistently": we use W
 (``tokens_per_req``). ``block_m`` null means the real kernel's default on the device that runs the
 replay (``layout.default_block_m``; the CPU emulates an H200). ``head_dim`` null means 128. An
@@ -71,6 +76,12 @@ def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -
         raise ValueError("finding has no replay block")
     w = _int(block, "tokens_per_req")
     bs = _int(block, "bs")
+    per_request = _int(block, "segments_per_req", 1)
+    if per_request != 1:
+        raise ValueError(
+            f"the index pointer has {per_request} segments per request (one per token); the "
+            "replay lays out one segment per request"
+        )
     block_m = block.get("block_m")
     if block_m is not None:
         block_m = _int(block, "block_m")

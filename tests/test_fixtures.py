@@ -84,6 +84,7 @@ def test_motivating_bug_counterexample_needs_a_tree_draft() -> None:
         "tokens_per_req": 3,
         "qo_stride": 2,
         "max_len": 2,
+        "segments_per_req": 1,
         "block_m": None,
         "head_dim": None,
     }

@@ -58,6 +58,7 @@ def test_contract_shape() -> None:
             "tokens_per_req",
             "qo_stride",
             "max_len",
+            "segments_per_req",
             "block_m",
             "head_dim",
         } == replay.keys()

@@ -126,6 +126,20 @@ def test_malformed_replay_block_is_skipped_with_a_reason() -> None:
     assert c["status"] == "skipped" and "tokens_per_req" in c["reason"]
 
 
+def test_a_layout_of_several_segments_per_request_is_not_replayed() -> None:
+    """A per-token index pointer (one segment per token, DSA's draft-extend `cu_seqlens_q`) is
+    not the one-segment-per-request layout a replay builds from its stride: replaying it would
+    count rows the backend does compute as unwritten."""
+    per_token = _finding("IDX001", tokens_per_req=4, qo_stride=1, segments_per_req=3)
+    per_request = _finding("IDX001", tokens_per_req=8, qo_stride=4, segments_per_req=1)
+    out = confirm_findings(_doc(per_token, per_request), device="cpu")
+    skipped, replayed = (f["confirmation"] for f in out["findings"])
+    assert skipped["status"] == "skipped"
+    assert "3 segments per request" in skipped["reason"]
+    assert skipped["rows_unwritten"] is None
+    assert replayed["status"] == "confirmed"
+
+
 def test_skipped_when_torch_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     # A None entry in sys.modules makes `import torch` raise ImportError, as if not installed.
     monkeypatch.setitem(sys.modules, "torch", None)
