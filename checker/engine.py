@@ -21,6 +21,7 @@ from idxcheck.cache import Cache, digest, solver_version
 from idxcheck.config import Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.engine_cases import lift_formula
+from idxcheck.extract.batch_modes import feeds_batch_modes, modes_not_run
 from idxcheck.extract.classes import (
     ClassFacts,
     analyse_class,
@@ -130,6 +131,7 @@ ANY_RUNNER = RunnerWidth(mode=ANY_MODE, term=RuntimeWidth(), text="", source="an
 TREE_FACT_WORDS = (
     (b"raise", b"speculative_eagle_topk", b"attention_backend"),
     (b"register_attention_backend(",),
+    (b"forward_mode", b"ForwardMode."),  # a batch put in a mode (`batch_modes`)
 )
 REPLAY_DEFAULT_BS = 2
 
@@ -922,6 +924,8 @@ class Checker:
         if formula_mentions_mode(pc):
             result = []
             for mode in self.modes.members:
+                if mode in self.runtime.not_run:
+                    continue  # no code puts a batch in it
                 specialised = specialise_formula(pc, mode)
                 if specialised != FALSE:
                     result.append((mode, specialised))
@@ -1583,6 +1587,7 @@ def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
         or "register_attention_backend(" in text
         or (_raises_speculative(source) and constraints_forced(text) is not None)
         or states_mode_constraint(text, profile)
+        or feeds_batch_modes(text, profile)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
         or bool(runner_blocks(source, profile.runner_width_attrs))
     )
@@ -1820,7 +1825,8 @@ def runtime_model_from_tree(
         mode: packed_widths(packed, widths_by_mode.get(mode, ()))
         for mode, packed in profile.packed_modes.items()
     }
-    return RuntimeModel(widths_by_mode, default.phase_widths, most=most)
+    not_run = modes_not_run(((s.path, s.text) for s in tree.files), profile, modes.members)
+    return RuntimeModel(widths_by_mode, default.phase_widths, most=most, not_run=not_run)
 
 
 def _read_runners(

@@ -91,6 +91,10 @@ class Profile:
     runtime_facts: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     # Constraints of a mode that hold where the tree states them.
     mode_constraints: tuple[ModeConstraint, ...] = ()
+    # Modes only a speculative worker puts a batch in (mode -> why), and the modes whose
+    # batches show that the workers are scanned.
+    worker_modes: dict[str, str] = field(default_factory=dict)
+    worker_evidence: tuple[str, ...] = ()
     _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> str | None:
@@ -193,4 +197,6 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             for mode, entries in getattr(module, "MODE_CONSTRAINTS", {}).items()
             for text, words, why in entries
         ),
+        worker_modes=dict(getattr(module, "WORKER_MODES", {})),
+        worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
     )

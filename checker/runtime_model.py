@@ -39,6 +39,8 @@ class RuntimeModel:
     notes: tuple[str, ...] = field(default=())
     # Per packed mode: the most tokens a request can have, per runner (`packed_widths`).
     most: dict[str, tuple[RunnerWidth, ...]] = field(default_factory=dict)
+    # Modes of the tree that do not run, each with why (`idxcheck.extract.batch_modes`).
+    not_run: dict[str, str] = field(default_factory=dict)
 
     def for_mode(self, mode: str, most: bool = False) -> tuple[RunnerWidth, ...]:
         """The runners of `mode` with their width per request; `most`: with the most tokens

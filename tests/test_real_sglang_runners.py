@@ -130,18 +130,43 @@ def test_0512_v2_counterexamples_keep_topk_1(scan_0512: ScanResult) -> None:
         assert any(c.endswith("srt/server_args.py:3755)") for c in cited)
 
 
-def test_0513_v1_grids_cover_the_accepted_tokens(scan_0513: ScanResult) -> None:
-    """The 0.5.13 draft-extend runner captures num_draft_tokens per request in v1 too (the
-    size of its buffers); a v1 request carries at most min(num_steps + 1, num_draft_tokens),
-    which the fix's v1 arm `max_extend_len = num_steps + 1` covers. FlashAttention's and
-    TRT-LLM MHA's `max_seq_len_q = 1` for a batch without CPU accept counts is a branch that
-    draft extend does not take (the profile's runtime facts)."""
-    v1_grids = [
-        (f.span.path.split("/srt/")[-1], f.span.line)
-        for f in scan_0513.findings
-        if f.code == "IDX002" and f.mode == "DRAFT_EXTEND"
+def test_0513_has_no_v1_worker_so_v1_draft_extend_does_not_run(
+    scan_0512: ScanResult, scan_0513: ScanResult
+) -> None:
+    """0.5.13 keeps `ForwardMode.DRAFT_EXTEND` but no code puts a batch in it (the EAGLE v1
+    worker is gone; the draft-extend runner's own v1 arm does not count): the fix's v1 arm
+    (`triton_backend.py:445`) is not checked. 0.5.12's v1 worker still makes the mode run."""
+    assert [f for f in scan_0513.findings if f.mode == "DRAFT_EXTEND"] == []
+    assert [f for f in scan_0512.findings if f.mode == "DRAFT_EXTEND"] != []
+
+
+V1_WORKER = """from sglang.srt.model_executor.forward_batch_info import ForwardMode
+
+
+def draft_extend_after_decode(batch):
+    batch.forward_mode = (
+        ForwardMode.DRAFT_EXTEND if not batch.forward_mode.is_idle() else ForwardMode.IDLE
+    )
+"""
+
+
+def test_0513_v1_grids_cover_the_accepted_tokens(tmp_path: Path, srt_0513: Path) -> None:
+    """With a v1 worker added, the 0.5.13 draft-extend runner captures num_draft_tokens per
+    request in v1 too (the size of its buffers); a v1 request carries at most
+    min(num_steps + 1, num_draft_tokens), which the fix's v1 arm `max_extend_len = num_steps +
+    1` covers. FlashAttention's and TRT-LLM MHA's `max_seq_len_q = 1` for a batch without CPU
+    accept counts is a branch that draft extend does not take (the profile's runtime facts).
+    The v1 arm's stride is still compared with the runner's width, and reported."""
+    tree = tmp_path / "srt"
+    shutil.copytree(srt_0513, tree)
+    (tree / "speculative" / "v1_worker.py").write_text(V1_WORKER)
+    result = scan([str(tree)])
+    v1 = [
+        (f.code, f.span.path.split("/srt/")[-1], f.span.line)
+        for f in result.findings
+        if f.mode == "DRAFT_EXTEND"
     ]
-    assert v1_grids == []
+    assert v1 == [("IDX001", "layers/attention/triton_backend.py", 445)]
 
 
 def test_0513_reverted_fix_is_flagged_against_the_runner(tmp_path: Path, srt_0513: Path) -> None:

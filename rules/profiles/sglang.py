@@ -169,6 +169,19 @@ MODE_CONSTRAINTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
 }
 
+# Modes only a speculative worker puts a batch in (a graph runner replays the batches it is
+# handed, in their mode): mode -> why. Where the scanned tree puts a batch in one of the
+# `WORKER_EVIDENCE` modes (its speculative workers are scanned), such a mode that no code puts
+# a batch in does not run, and no obligation is made in it (`idxcheck.extract.batch_modes`).
+WORKER_MODES: dict[str, str] = {
+    "DRAFT_EXTEND": (
+        "the EAGLE v1 workers put a batch in it, `batch.forward_mode = ForwardMode.DRAFT_EXTEND "
+        "if ... else ForwardMode.IDLE` (0.4.10.post2 to 0.5.12); 0.5.13 keeps the member but "
+        "has no v1 worker"
+    ),
+}
+WORKER_EVIDENCE = ("TARGET_VERIFY", "DRAFT_EXTEND_V2")
+
 # `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
 # computes it. Calls to these give the backend the runtime's own width for that phase.
 PHASE_WIDTHS: dict[str, str] = {
