@@ -66,6 +66,7 @@ def test_what_puts_a_batch_in_a_mode() -> None:
     assert batch_modes(V2_WORKER) == {"IDLE", "TARGET_VERIFY", "DRAFT_EXTEND_V2"}
     assert batch_modes(V1_WORKER) == {"DRAFT_EXTEND"}
     assert batch_modes(RUNNER) == set()  # the runner's own capture mode
+    assert batch_modes("self.batch.forward_mode = ForwardMode.DRAFT_EXTEND\n") == {"DRAFT_EXTEND"}
     assert batch_modes("ForwardBatch(bs, forward_mode=ForwardMode.DECODE)") == {"DECODE"}
     assert batch_modes('raise ValueError(f"{forward_batch.forward_mode=}") # ForwardMode.') == set()
     assert batch_modes("if batch.forward_mode == ForwardMode.EXTEND:\n    pass\n") == set()

@@ -18,8 +18,11 @@ from collections.abc import Iterable
 
 from idxcheck.profile import Profile
 
-# `<object>.forward_mode = <value>`, the object not `self` (a runner's own capture mode).
-_ASSIGNED = re.compile(r"(?<![\w.])(?!self\.)[A-Za-z_][\w.]*\.forward_mode[ \t]*=(?!=)")
+# `<object>.forward_mode = <value>`, but for `self.forward_mode` (a runner's own capture mode;
+# `self.batch.forward_mode` is a batch).
+_ASSIGNED = re.compile(
+    r"(?<![\w.])(?!self\.forward_mode\b)[A-Za-z_][\w.]*\.forward_mode[ \t]*=(?!=)"
+)
 # `forward_mode=ForwardMode.X` as a keyword argument.
 _KEYWORD = re.compile(r"[(,]\s*forward_mode\s*=\s*ForwardMode\.([A-Z][A-Z0-9_]*)")
 _MEMBER = re.compile(r"ForwardMode\.([A-Z][A-Z0-9_]*)")
