@@ -1,7 +1,7 @@
-"""Real SGLang trees for tests: downloaded from PyPI at test time into an ignored cache
-(`.cache/sglang/<version>/sglang`, by bench/sglang_tree.py), never committed. Set
-IDXCHECK_OFFLINE=1 to skip the tests that need them, with that reason; otherwise a failed
-download fails the test."""
+"""Real SGLang and vLLM trees for tests: downloaded from PyPI at test time into an ignored cache
+(`.cache/sglang/<version>/sglang` by bench/sglang_tree.py, `.cache/vllm/<version>/vllm` by
+bench/vllm_tree.py), never committed. Set IDXCHECK_OFFLINE=1 to skip the tests that need them,
+with that reason; otherwise a failed download fails the test."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import sglang_tree as _download
+from bench import vllm_tree as _download_vllm
 
 
 def sglang_tree(version: str) -> Path:
@@ -18,3 +19,10 @@ def sglang_tree(version: str) -> Path:
     if os.environ.get("IDXCHECK_OFFLINE"):
         pytest.skip("IDXCHECK_OFFLINE is set: real SGLang releases are not downloaded")
     return _download.sglang_tree(version)
+
+
+def vllm_tree(version: str) -> Path:
+    """The `vllm` package folder of release `version`."""
+    if os.environ.get("IDXCHECK_OFFLINE"):
+        pytest.skip("IDXCHECK_OFFLINE is set: real vLLM releases are not downloaded")
+    return _download_vllm.vllm_tree(version)
