@@ -738,7 +738,7 @@ class Checker:
                             # The path may test the width the runtime publishes (`if
                             # spec_info.num_tokens_per_req > 1`): it is this runner's.
                             path = substitute_width_formula(conj(pc_mode, pair_pc), runner.term)
-                            stated = (*self.class_constraints, *self.mode_constraints.get(mode, ()))
+                            stated = (*self.class_constraints, *self._stated_for(mode, runner))
                             assumptions = conj(
                                 path,
                                 runner.cond,
@@ -857,7 +857,7 @@ class Checker:
                                     runner.term,
                                 )
                                 path = conj(path, *self._runtime_facts(path, mode))
-                                stated = tuple(self.mode_constraints.get(mode, ()))
+                                stated = self._stated_for(mode, runner)
                                 yield Obligation(
                                     rule,
                                     binding,
@@ -869,6 +869,20 @@ class Checker:
                                     stated,
                                     capture,
                                 )
+
+    def _stated_for(self, mode: str, runner: RunnerWidth) -> tuple[TreeConstraint, ...]:
+        """The tree's constraints of `mode` that hold against `runner`: those that ask for a
+        runner that also captures in another mode hold only against a runner of the tree
+        that does."""
+        return tuple(
+            c
+            for c in self.mode_constraints.get(mode, ())
+            if not c.runners_also_in
+            or (
+                runner.runner
+                and any(w.runner == runner.runner for w in self.runtime.for_mode(c.runners_also_in))
+            )
+        )
 
     def _runtime_facts(self, formula: Formula, mode: str) -> list[Formula]:
         """The conditions on runtime values in `formula` that the profile knows to be true in

@@ -40,6 +40,8 @@ class ModeConstraint:
     formula: Formula
     stated_by: str  # words of the tree's text that state it
     why: str
+    # It holds against the runners of `mode` that also capture in this mode (empty: all).
+    runners_also_in: str = ""
 
 
 @dataclass(frozen=True)
@@ -193,9 +195,9 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runner_param_bounds=dict(getattr(module, "RUNNER_PARAM_BOUNDS", {})),
         runtime_facts=dict(getattr(module, "RUNTIME_FACTS", {})),
         mode_constraints=tuple(
-            ModeConstraint(mode, text, parse_formula(text, aliases), words, why)
+            ModeConstraint(mode, text, parse_formula(text, aliases), words, why, also)
             for mode, entries in getattr(module, "MODE_CONSTRAINTS", {}).items()
-            for text, words, why in entries
+            for text, words, also, why in entries
         ),
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),

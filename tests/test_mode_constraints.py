@@ -1,7 +1,9 @@
 """Constraints of one mode that hold where the scanned tree states them (`MODE_CONSTRAINTS`):
 SGLang 0.5.9 to 0.5.12 keep EAGLE with topk > 1 off the spec v2 workers, and say so, so a
-DRAFT_EXTEND_V2 obligation is checked with topk == 1 there. A tree without the statement, and
-every other mode, is checked over the whole domain."""
+DRAFT_EXTEND_V2 obligation against a runner that captures in DRAFT_EXTEND for a v1 worker (and
+in DRAFT_EXTEND_V2 only for a v2 one) is checked with topk == 1 there. A runner that captures in
+DRAFT_EXTEND_V2 whatever its worker, a tree without the statement, and every other mode keep
+the whole domain."""
 
 from __future__ import annotations
 
@@ -23,6 +25,29 @@ SERVER_ARGS = """class Args:
         return why
 """
 
+# Captures in DRAFT_EXTEND for a v1 worker and in DRAFT_EXTEND_V2 for a v2 one (EAGLE's).
+SPLIT_RUNNER = """from forward_mode import ForwardMode
+
+
+class DraftExtendGraphRunner:
+    def __init__(self, eagle_worker, model_runner):
+        if eagle_worker.v2:
+            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND_V2
+        else:
+            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND
+        self.num_tokens_per_bs = model_runner.server_args.speculative_num_draft_tokens
+"""
+
+# Captures in DRAFT_EXTEND_V2 whatever its worker (multi-layer EAGLE's in 0.5.9 to 0.5.12).
+V2_RUNNER = """from forward_mode import ForwardMode
+
+
+class V2OnlyGraphRunner:
+    def __init__(self, eagle_worker, model_runner):
+        self.capture_forward_mode = ForwardMode.DRAFT_EXTEND_V2
+        self.num_tokens_per_bs = model_runner.server_args.speculative_num_draft_tokens
+"""
+
 BACKEND = """import torch
 
 
@@ -38,9 +63,15 @@ class Backend:
 
 
 def findings(
-    tmp_path: Path, predicate: str, stride: str, stated: bool = True, config: Config | None = None
+    tmp_path: Path,
+    predicate: str,
+    stride: str,
+    stated: bool = True,
+    config: Config | None = None,
+    runner: str = SPLIT_RUNNER,
 ) -> list[tuple[str, str, dict[str, int], tuple[str, ...]]]:
     (tmp_path / "forward_mode.py").write_text(ENUM)
+    (tmp_path / "runner.py").write_text(runner)
     args = SERVER_ARGS if stated else SERVER_ARGS.replace("only supports topk = 1", "is off")
     (tmp_path / "server_args.py").write_text(args)
     backend = BACKEND.replace("PREDICATE", predicate).replace("STRIDE", stride)
@@ -61,6 +92,12 @@ def test_a_stride_right_only_for_topk_1_is_proved_in_v2_draft_extend(tmp_path: P
 
 def test_without_the_statement_topk_above_1_refutes_it(tmp_path: Path) -> None:
     found = findings(tmp_path, "is_draft_extend_v2", "(self.steps + 1)", stated=False)
+    assert [(code, mode) for code, mode, _, _ in found] == [("IDX001", "DRAFT_EXTEND_V2")]
+    assert found[0][2]["speculative_eagle_topk"] > 1
+
+
+def test_a_runner_that_captures_only_in_v2_keeps_the_whole_domain(tmp_path: Path) -> None:
+    found = findings(tmp_path, "is_draft_extend_v2", "(self.steps + 1)", runner=V2_RUNNER)
     assert [(code, mode) for code, mode, _, _ in found] == [("IDX001", "DRAFT_EXTEND_V2")]
     assert found[0][2]["speculative_eagle_topk"] > 1
 

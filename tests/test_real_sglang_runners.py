@@ -116,18 +116,19 @@ def test_0512_backend_and_runner_agree_on_num_steps_plus_one(scan_0512: ScanResu
     assert [f for f in result.findings if f.code == "IDX003"] == []
 
 
-def test_0512_v2_counterexamples_keep_topk_1(scan_0512: ScanResult) -> None:
+def test_0512_v2_against_the_eagle_runner_is_checked_with_topk_1(scan_0512: ScanResult) -> None:
     """0.5.12 runs EAGLE with topk > 1 on the v1 workers ("spec v2 currently only supports
-    topk = 1"): every DRAFT_EXTEND_V2 counterexample has topk 1 and cites where the tree says
-    so. Before the profile read that statement, NSA's and TRT-LLM MLA's v2 findings were shown
-    with topk 2."""
+    topk = 1"), and its EAGLE draft-extend runner captures in DRAFT_EXTEND_V2 only for a v2
+    worker: against that runner, DRAFT_EXTEND_V2 is checked with topk 1, and nothing is left
+    (before the profile read that statement, NSA's and TRT-LLM MLA's v2 findings were refuted
+    against it with topk 2). The multi-layer runner, which the v1 multi-layer worker also
+    drives in DRAFT_EXTEND_V2, keeps the whole domain: its findings cite no such constraint."""
     v2 = [f for f in scan_0512.findings if f.mode == "DRAFT_EXTEND_V2"]
     assert v2
+    assert [f for f in v2 if runner_of(f) == EAGLE_RUNNER] == []
     for finding in v2:
-        assert finding.counterexample["speculative_eagle_topk"] == 1
-        cited = [line for line in finding.explain if line.startswith("tree constraint:")]
-        assert any("speculative_eagle_topk == 1 in DRAFT_EXTEND_V2" in c for c in cited)
-        assert any(c.endswith("srt/server_args.py:3755)") for c in cited)
+        assert runner_of(finding) == "MultiLayerEagleDraftExtendCudaGraphRunner"
+        assert not any(line.startswith("tree constraint:") for line in finding.explain)
 
 
 def test_0513_has_no_v1_worker_so_v1_draft_extend_does_not_run(
@@ -200,3 +201,23 @@ def test_0523_as_shipped_agrees_with_the_eagle_runner() -> None:
         assert entry in triage, f"untriaged finding: {entry}"
     counted = re.findall(r"^\| (\d+) \| ", triage, re.MULTILINE)
     assert counted, "the triage lists UNSUPPORTED reasons with counts"
+
+
+def test_0509_bugs_fixed_in_0510_are_flagged() -> None:
+    """Two DRAFT_EXTEND_V2 replays of 0.5.9 that 0.5.10 rewrote: Triton's `qo_indptr` from
+    `cumsum(accept_lens)` after a uniform capture, and TRT-LLM MLA's `max_seq_len_q = 1` when
+    the v2 worker hands no CPU accept counts (SGLang PR #21987). The TRT-LLM MLA one is against
+    the EAGLE runner, with the tree's `topk == 1` for spec v2 cited."""
+    result = scan([str(sglang_tree("0.5.9") / "srt")])
+    assert result.errors == []
+    found = {
+        (f.code, f.span.path.split("/srt/")[-1], f.span.line, f.mode): f for f in result.findings
+    }
+    replay = found[("IDX003", "layers/attention/triton_backend.py", 764, "DRAFT_EXTEND_V2")]
+    assert "runtime lengths" in replay.message
+    grid = found[("IDX002", "layers/attention/trtllm_mla_backend.py", 550, "DRAFT_EXTEND_V2")]
+    assert runner_of(grid) == EAGLE_RUNNER
+    assert grid.counterexample["speculative_eagle_topk"] == 1
+    assert any(
+        line.startswith("tree constraint:") and "server_args.py" in line for line in grid.explain
+    )

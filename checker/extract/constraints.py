@@ -59,6 +59,8 @@ class TreeConstraint:
     text: str
     span: Span
     backend: str | None = None  # the attention backend name it is about, if any
+    # A constraint of a mode: it holds against the runners that also capture in this mode.
+    runners_also_in: str = ""
 
 
 @dataclass
@@ -204,6 +206,7 @@ def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> 
                 stated.formula,
                 f"{stated.text} in {stated.mode}: {stated.why}",
                 Span(source.path, line, 0, line, 0),
+                runners_also_in=stated.runners_also_in,
             )
         )
     if not any(f'"{name}"' in source.text for name in names):

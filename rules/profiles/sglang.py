@@ -154,17 +154,25 @@ RUNTIME_FACTS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 # Constraints that hold in one mode where the scanned tree says so: mode -> ((the constraint,
-# words of the tree's text that state it, why), ...). `read_constraints` looks for the words
-# in every file; where it finds them, the constraint narrows that mode's obligations and the
-# findings cite the place. A tree that does not state
-# it (0.5.13 and later run topk > 1 on the v2 workers) gets no constraint.
-MODE_CONSTRAINTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+# words of the tree's text that state it, the other mode a runner must also capture in for the
+# constraint to hold against it, why), ...). `read_constraints` looks for the words in every
+# file; where it finds them, the constraint narrows that mode's obligations against such
+# runners, and the findings cite the place. A tree that does not state it (0.5.13 and later
+# run topk > 1 on the v2 workers) gets no constraint.
+MODE_CONSTRAINTS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
     "DRAFT_EXTEND_V2": (
         (
             "speculative_eagle_topk == 1",
             "v2 currently only supports topk = 1",
+            # The EAGLE draft-extend runner captures in DRAFT_EXTEND for a v1 worker and in
+            # DRAFT_EXTEND_V2 for a v2 one; the multi-layer runner captures in DRAFT_EXTEND_V2
+            # for the v1 multi-layer worker too (`--enable-multi-layer-eagle` without the
+            # overlap scheduler, or 0.5.12's topk > 1), where topk > 1 is not rejected.
+            "DRAFT_EXTEND",
             "the server arguments reject topk > 1 with spec v2 (0.5.9, 0.5.10) or run it on "
-            "the v1 workers (0.5.12), saying `spec v2 currently only supports topk = 1`",
+            "the v1 workers (0.5.12), saying `spec v2 currently only supports topk = 1`; a "
+            "runner that captures in DRAFT_EXTEND for a v1 worker captures in DRAFT_EXTEND_V2 "
+            "only for a v2 one",
         ),
     ),
 }
