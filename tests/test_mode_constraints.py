@@ -13,7 +13,7 @@ from pathlib import Path
 from idxcheck.config import Config
 from idxcheck.engine import scan
 
-ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
+from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM
 
 # The gate as the server arguments of 0.5.12 write it, in our own words around the message.
 SERVER_ARGS = """class Args:
@@ -26,17 +26,7 @@ SERVER_ARGS = """class Args:
 """
 
 # Captures in DRAFT_EXTEND for a v1 worker and in DRAFT_EXTEND_V2 for a v2 one (EAGLE's).
-SPLIT_RUNNER = """from forward_mode import ForwardMode
-
-
-class DraftExtendGraphRunner:
-    def __init__(self, eagle_worker, model_runner):
-        if eagle_worker.v2:
-            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND_V2
-        else:
-            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND
-        self.num_tokens_per_bs = model_runner.server_args.speculative_num_draft_tokens
-"""
+SPLIT_RUNNER = DRAFT_EXTEND_RUNNER
 
 # Captures in DRAFT_EXTEND_V2 whatever its worker (multi-layer EAGLE's in 0.5.9 to 0.5.12).
 V2_RUNNER = """from forward_mode import ForwardMode

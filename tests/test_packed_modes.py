@@ -12,19 +12,9 @@ from pathlib import Path
 from idxcheck.engine import scan
 from idxcheck.findings import Finding
 
-ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
+from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM
 
-RUNNER = """from forward_mode import ForwardMode
-
-
-class DraftExtendGraphRunner:
-    def __init__(self, eagle_worker, model_runner):
-        if eagle_worker.v2:
-            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND_V2
-        else:
-            self.capture_forward_mode = ForwardMode.DRAFT_EXTEND
-        self.num_tokens_per_bs = model_runner.server_args.speculative_num_draft_tokens
-"""
+RUNNER = DRAFT_EXTEND_RUNNER
 
 BACKEND = """import torch
 
