@@ -107,6 +107,15 @@ def test_runner_widths_of_three_generations(srt_0512: Path, srt_0513: Path) -> N
     )
 
 
+def test_0515_decode_runner_is_read_through_its_width_function_of_that_release() -> None:
+    """0.5.15 names the decode runner's width function `decode_num_tokens_per_bs` (0.5.16
+    renamed it `decode_num_tokens_per_req`); without it the runner was not read and target
+    verify fell back to the profile's width."""
+    found = widths(sglang_tree("0.5.15.post1") / "srt")
+    assert ("DecodeCudaGraphRunner", "num_draft_tokens") in found["TARGET_VERIFY"]
+    assert ("DecodeCudaGraphRunner", "num_draft_tokens") in found["DECODE"]
+
+
 def test_0512_backend_and_runner_agree_on_num_steps_plus_one(scan_0512: ScanResult) -> None:
     result = scan_0512
     assert triton_v2_against_eagle_runner(result) == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from idxcheck.engine import scan
 
 ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
@@ -26,16 +28,31 @@ class Backend:
 """
 
 
-def findings(tmp_path: Path, predicate: str) -> list[tuple[str, str, int]]:
+def findings(
+    tmp_path: Path, predicate: str, attr: str = "accept_length_cpu"
+) -> list[tuple[str, str, int]]:
     (tmp_path / "forward_mode.py").write_text(ENUM)
-    (tmp_path / "backend.py").write_text(BACKEND.replace("PREDICATE", predicate))
+    backend = BACKEND.replace("PREDICATE", predicate).replace("accept_length_cpu", attr)
+    (tmp_path / "backend.py").write_text(backend)
     result = scan([str(tmp_path)])
     assert result.errors == []
     return [(f.code, f.mode, f.span.line) for f in result.findings]
 
 
-def test_the_empty_accept_counts_branch_does_not_run_in_v1_draft_extend(tmp_path: Path) -> None:
-    assert findings(tmp_path, "is_draft_extend") == []
+@pytest.mark.parametrize(
+    "attr", ["accept_length_cpu", "num_accepted_tokens_cpu", "num_accept_tokens_cpu"]
+)
+def test_the_empty_accept_counts_branch_does_not_run_in_v1_draft_extend(
+    tmp_path: Path, attr: str
+) -> None:
+    """Under each release's name for the CPU accept counts (to 0.5.10, 0.5.11, from 0.5.12)."""
+    assert findings(tmp_path, "is_draft_extend", attr) == []
+
+
+def test_another_attribute_of_the_same_shape_is_not_assumed(tmp_path: Path) -> None:
+    assert ("IDX002", "DRAFT_EXTEND", 13) in findings(
+        tmp_path, "is_draft_extend", "num_rejected_tokens_cpu"
+    )
 
 
 def test_the_same_branch_in_a_mode_without_the_fact_is_checked(tmp_path: Path) -> None:

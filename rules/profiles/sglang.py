@@ -150,7 +150,13 @@ RUNTIME_FACTS: dict[str, tuple[tuple[str, ...], str]] = {
         "the EAGLE v1 worker hands the draft extend one accepted count per request, and a "
         "batch without requests runs as IDLE (`forward_draft_extend_after_decode`)",
     )
-    for attr in ("spec_info.accept_length_cpu", "spec_info.num_accept_tokens_cpu")
+    # The name of each release: `accept_length_cpu` to 0.5.10, `num_accepted_tokens_cpu` in
+    # 0.5.11, `num_accept_tokens_cpu` from 0.5.12.
+    for attr in (
+        "spec_info.accept_length_cpu",
+        "spec_info.num_accepted_tokens_cpu",
+        "spec_info.num_accept_tokens_cpu",
+    )
 }
 
 # Constraints that hold in one mode where the scanned tree says so: mode -> ((the constraint,
@@ -207,12 +213,18 @@ WIDTH_FUNCTIONS: dict[str, str | None] = {
     # argument, as the EAGLE-family hooks do)
     "resolve_num_tokens_per_req": None,
     "decode_num_tokens_per_req": "target_verify",
+    # Its name in 0.5.15, before the `_per_bs` -> `_per_req` renaming of 0.5.16.
+    "decode_num_tokens_per_bs": "target_verify",
     "get_num_tokens_per_bs_for_target_verify": "arg:num_draft_tokens",
     "get_num_tokens_per_req_for_target_verify": "arg:num_draft_tokens",
 }
 # Width functions whose definition, when the scanned tree has it, is interpreted instead of
 # the profile's phase width: the backend and the runners then share its conditions.
-TREE_WIDTH_FUNCTIONS = ("resolve_num_tokens_per_req", "decode_num_tokens_per_req")
+TREE_WIDTH_FUNCTIONS = (
+    "resolve_num_tokens_per_req",
+    "decode_num_tokens_per_req",
+    "decode_num_tokens_per_bs",
+)
 
 # Graph runners: the attributes that hold the query tokens per request they capture, and the
 # forward mode they capture in (read from `__init__`).
@@ -442,5 +454,6 @@ PREFILTER = (
     "def init_cuda_graph_state",
     "def resolve_num_tokens_per_req",
     "def decode_num_tokens_per_req",
+    "def decode_num_tokens_per_bs",
     "class ForwardMode",
 )
