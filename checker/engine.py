@@ -1601,7 +1601,7 @@ def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
         or "register_attention_backend(" in text
         or (_raises_speculative(source) and constraints_forced(text) is not None)
         or states_mode_constraint(text, profile)
-        or feeds_batch_modes(text, profile)
+        or feeds_batch_modes(source, profile)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
         or bool(runner_blocks(source, profile.runner_width_attrs))
     )
@@ -1839,7 +1839,7 @@ def runtime_model_from_tree(
         mode: packed_widths(packed, widths_by_mode.get(mode, ()))
         for mode, packed in profile.packed_modes.items()
     }
-    not_run = modes_not_run(((s.path, s.text) for s in tree.files), profile, modes.members)
+    not_run = modes_not_run(tree.files, profile, modes.members)
     return RuntimeModel(widths_by_mode, default.phase_widths, most=most, not_run=not_run)
 
 

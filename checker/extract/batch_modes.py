@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from idxcheck.extract.source import SourceFile, reading
 from idxcheck.profile import Profile
 
 # `<object>.forward_mode = <value>`, but for `self.forward_mode` (a runner's own capture mode;
@@ -58,15 +59,20 @@ def _value_text(text: str, start: int) -> str:
     return text[i:]
 
 
+def file_batch_modes(source: SourceFile) -> frozenset[str]:
+    """`batch_modes` of a file's text, read once per text (`reading`)."""
+    return reading(source, "batch-modes", lambda: batch_modes(source.text))
+
+
 def modes_not_run(
-    texts: Iterable[tuple[str, str]], profile: Profile, members: Iterable[str]
+    files: Iterable[SourceFile], profile: Profile, members: Iterable[str]
 ) -> dict[str, str]:
-    """The profile's worker modes among `members` that the tree (path, text) never puts a batch
-    in, each with why, where the tree puts a batch in one of the evidence modes."""
+    """The profile's worker modes among `members` that the tree's files never put a batch in,
+    each with why, where the tree puts a batch in one of the evidence modes."""
     produced: dict[str, str] = {}
-    for path, text in texts:
-        for mode in batch_modes(text):
-            produced.setdefault(mode, path)
+    for source in files:
+        for mode in file_batch_modes(source):
+            produced.setdefault(mode, source.path)
     evidence = [produced[m] for m in profile.worker_evidence if m in produced]
     if not evidence:
         return {}
@@ -80,7 +86,7 @@ def modes_not_run(
     }
 
 
-def feeds_batch_modes(text: str, profile: Profile) -> bool:
-    """Whether the text puts a batch in a mode `modes_not_run` looks at."""
+def feeds_batch_modes(source: SourceFile, profile: Profile) -> bool:
+    """Whether the file puts a batch in a mode `modes_not_run` looks at."""
     watched = set(profile.worker_modes) | set(profile.worker_evidence)
-    return bool(batch_modes(text) & watched)
+    return bool(file_batch_modes(source) & watched)
