@@ -131,8 +131,10 @@ ANY_RUNNER = RunnerWidth(mode=ANY_MODE, term=RuntimeWidth(), text="", source="an
 TREE_FACT_WORDS = (
     (b"raise", b"speculative_eagle_topk", b"attention_backend"),
     (b"register_attention_backend(",),
-    (b"forward_mode", b"ForwardMode."),  # a batch put in a mode (`batch_modes`)
 )
+# A file that may put a batch in a mode (`idxcheck.extract.batch_modes`): read only when its
+# text does put one in a mode the profile's worker modes look at.
+BATCH_MODE_WORDS = (b"forward_mode", b"ForwardMode.")
 REPLAY_DEFAULT_BS = 2
 
 
@@ -355,16 +357,23 @@ def load_file(
                 tree.hits.add(source, prefilter)
                 return
     facts_only = any(all(word in data for word in words) for words in prefilter.fact_words)
-    if facts_only or prefilter.matches(data):
+    matched = facts_only or prefilter.matches(data)
+    batches = not matched and all(word in data for word in BATCH_MODE_WORDS)
+    if matched or batches:
         try:
             text_file = SourceFile.from_bytes(item.display, data)
         except SourceError as exc:
-            tree.errors.append(FileError(item.display, str(exc)))
+            if matched:
+                tree.errors.append(FileError(item.display, str(exc)))
         else:
             # The hit lines themselves are found when the file's classes are analysed. The
             # words are ASCII: in UTF-8 they occur in the text where they occur in the bytes.
             utf8 = text_file.encoding in ("utf-8", "utf-8-sig")
-            if facts_only or utf8 or prefilter.matches_text(text_file.text):
+            if (
+                facts_only
+                or (matched and (utf8 or prefilter.matches_text(text_file.text)))
+                or (batches and feeds_batch_modes(text_file, prefilter.profile))
+            ):
                 if utf8:
                     text_file.holds_marker = _holds_marker(data, text_file.text)
                 if known is not None:
