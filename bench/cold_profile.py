@@ -63,10 +63,10 @@ def main() -> None:
     tree = sglang_tree(options.version)
 
     import idxcheck.engine as engine
-    import idxcheck.extract.source as source
+    import idxcheck.source.files as source
     from idxcheck.cli import COMMAND_GC_THRESHOLD
     from idxcheck.cli import main as cli_main
-    from idxcheck.extract.interpreter import ClassInterpreter
+    from idxcheck.interp.interpreter import ClassInterpreter
 
     parse = Timer()
     texts: list[str] = []

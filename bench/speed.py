@@ -201,7 +201,7 @@ def main() -> None:
         shutil.copytree(tree, project / "sglang")
         (project / "pyproject.toml").write_text("[tool.idxcheck]\n")
         # A checkout's files are older than the 2 s within which a file's stamp is not
-        # trusted (`idxcheck.stamps`); a copy made just now would be read in full again by
+        # trusted (`idxcheck.incremental.stamps`); a copy made just now would be read in full again by
         # the first measured run, which the first commit's run is there to spare it.
         time.sleep(2.5)
         changed = project / "sglang" / BACKEND

@@ -169,7 +169,7 @@ def _write(path: str, text: str) -> None:
 def _validate_codes(codes: tuple[str, ...], option: str) -> None:
     if not codes:
         return  # the rule catalogue is not loaded for nothing
-    from idxcheck.catalog import known_codes
+    from idxcheck.rules.catalog import known_codes
 
     known = known_codes()
     for code in codes:
@@ -335,16 +335,16 @@ def scan(
     device: str,
 ) -> None:
     """Scan files and folders (never imports or runs them)."""
-    from idxcheck import api
-    from idxcheck.config_file import (
+    from idxcheck.app import api
+    from idxcheck.app.config_file import (
         ConfigError,
         Overrides,
         build_config,
         find_config,
         load_config_file,
     )
+    from idxcheck.model.verdicts import Verdict
     from idxcheck.report.context import Report
-    from idxcheck.verdicts import Verdict
 
     outputs = parse_formats(formats, output)
     _validate_codes(select, "--select")
@@ -367,7 +367,7 @@ def scan(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if not no_cache:
-        from idxcheck.cache import default_cache_dir
+        from idxcheck.incremental.cache import default_cache_dir
 
         config = _replace(config, cache_dir=str(default_cache_dir()))
     config = _replace(config, jobs=jobs)
@@ -376,13 +376,13 @@ def scan(
     # support is loaded only by the options that use it.
     usage_errors: list[type[Exception]] = [ValueError]
     if baseline_path or write_baseline_path or diff_base:
-        from idxcheck import baseline, gitutil
+        from idxcheck.app import baseline, gitutil
 
         usage_errors += [baseline.BaselineError, gitutil.GitError]
     changed_files = None
     scan_paths = list(paths)
     if changed_only:
-        from idxcheck import changed, gitutil
+        from idxcheck.app import changed, gitutil
 
         usage_errors.append(gitutil.GitError)
         changed_files = changed.ChangedFiles(paths)
@@ -428,7 +428,7 @@ def scan(
         raise click.UsageError(str(exc)) from None
 
     if confirm and result.findings:
-        from idxcheck.confirming import ConfirmOptions, confirm_document
+        from idxcheck.app.confirming import ConfirmOptions, confirm_document
         from idxcheck.report.json_format import to_dict
 
         options = ConfirmOptions(kernel, kernel_adapter, device, emit_test)
@@ -448,7 +448,7 @@ def scan(
     if result.mode_order:
         mode_order = result.mode_order
     else:
-        from idxcheck.profile import load_profile
+        from idxcheck.profiles.schema import load_profile
 
         mode_order = load_profile(config.profile).mode_members
     report = Report(
@@ -544,7 +544,7 @@ def confirm_command(
 ) -> None:
     """Replay the findings of a JSON report (`scan --format json`) on a Triton kernel and
     record on each whether rows really go unwritten or wrong. Exit 1 when any is confirmed."""
-    from idxcheck.confirming import ConfirmOptions, confirm_document, tally
+    from idxcheck.app.confirming import ConfirmOptions, confirm_document, tally
 
     try:
         if findings_file == "-":
@@ -586,7 +586,7 @@ def confirm_command(
 @click.argument("code")
 def rule(code: str) -> None:
     """Show the documentation of one rule (by code or name)."""
-    from idxcheck.catalog import lookup
+    from idxcheck.rules.catalog import lookup
 
     found = lookup(code)
     if found is None:
@@ -605,7 +605,7 @@ def rule(code: str) -> None:
 )
 def rules(output_format: str) -> None:
     """List the rules (markdown: the README's table)."""
-    from idxcheck.catalog import catalogue, markdown_table
+    from idxcheck.rules.catalog import catalogue, markdown_table
 
     if output_format == "markdown":
         click.echo(markdown_table(), nl=False)
@@ -640,7 +640,7 @@ def cache() -> None:
 @cache.command("clear")
 def cache_clear() -> None:
     """Delete the cache."""
-    from idxcheck.cache import clear, default_cache_dir
+    from idxcheck.incremental.cache import clear, default_cache_dir
 
     directory = default_cache_dir()
     click.echo(f"{'removed' if clear(directory) else 'no cache in'} {directory}")
@@ -649,13 +649,13 @@ def cache_clear() -> None:
 @cache.command("dir")
 def cache_dir() -> None:
     """Print where the cache is."""
-    from idxcheck.cache import default_cache_dir
+    from idxcheck.incremental.cache import default_cache_dir
 
     click.echo(str(default_cache_dir()))
 
 
 # The command's process collects cycles rarely, as its workers do
-# (`idxcheck.workers.WORKER_GC_THRESHOLD`): what a scan allocates lives until its end (files,
+# (`idxcheck.parallel.workers.WORKER_GC_THRESHOLD`): what a scan allocates lives until its end (files,
 # blocks, tree facts), so a collection of the young generation finds little to free, and at
 # the default threshold of 700 they took 0.02 s of a 0.63 s pre-commit run.
 COMMAND_GC_THRESHOLD = (500_000, 1_000, 1_000)

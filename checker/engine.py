@@ -17,20 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from idxcheck.cache import Cache, digest, solver_version
-from idxcheck.config import Config
-from idxcheck.discover import Candidate, DiscoveryError, discover
-from idxcheck.engine_cases import lift_formula
-from idxcheck.extract.batch_modes import feeds_batch_modes, modes_not_run
-from idxcheck.extract.classes import (
-    ClassFacts,
-    analyse_class,
-    analyse_function,
-    dataclass_fields,
-    is_mode_enum,
-    read_mode_model,
-)
-from idxcheck.extract.constraints import (
+from idxcheck.facts.batch_modes import feeds_batch_modes, modes_not_run
+from idxcheck.facts.constraints import (
     FileConstraints,
     TreeConstraint,
     TreeConstraints,
@@ -39,11 +27,46 @@ from idxcheck.extract.constraints import (
     read_registry,
     states_mode_constraint,
 )
-from idxcheck.extract.interpreter import RUNTIME_ATOM, Binding, ScanContext, iter_choice
-from idxcheck.extract.layouts import Pairing, buffer_segments_per_request, segments
-from idxcheck.extract.modes import ModeModel, mentioned_members, mode_model_from_profile
-from idxcheck.extract.runners import WidthDefinitions, read_runner, runner_blocks
-from idxcheck.extract.source import (
+from idxcheck.facts.kernels import (
+    BlockRow,
+    Launcher,
+    block_rows,
+    drops_rows,
+    find_launchers,
+    launchers_signature,
+)
+from idxcheck.facts.modes import ModeModel, mentioned_members, mode_model_from_profile
+from idxcheck.facts.runners import WidthDefinitions, read_runner, runner_blocks
+from idxcheck.facts.runtime_model import (
+    RunnerWidth,
+    RuntimeModel,
+    default_runtime_model,
+    packed_widths,
+)
+from idxcheck.incremental.cache import Cache, digest, solver_version
+from idxcheck.incremental.located import Located
+from idxcheck.incremental.readings import FileReadings, store_reading, stored_reading
+from idxcheck.interp.classes import (
+    ClassFacts,
+    analyse_class,
+    analyse_function,
+    dataclass_fields,
+    is_mode_enum,
+    read_mode_model,
+)
+from idxcheck.interp.interpreter import RUNTIME_ATOM, Binding, ScanContext, iter_choice
+from idxcheck.interp.layouts import Pairing, buffer_segments_per_request, segments
+from idxcheck.interp.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.model.config import Config
+from idxcheck.model.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
+from idxcheck.model.spans import Loc, Span
+from idxcheck.model.stable import stable_digest
+from idxcheck.model.verdicts import Verdict
+from idxcheck.profiles.schema import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
+from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
+from idxcheck.solve.types import SolveResult
+from idxcheck.source.discover import Candidate, DiscoveryError, discover
+from idxcheck.source.files import (
     Block,
     SourceError,
     SourceFile,
@@ -52,30 +75,8 @@ from idxcheck.extract.source import (
     reading,
     strip_comments,
 )
-from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
-from idxcheck.kernels import (
-    BlockRow,
-    Launcher,
-    block_rows,
-    drops_rows,
-    find_launchers,
-    launchers_signature,
-)
-from idxcheck.located import Located
-from idxcheck.profile import ROLE_BUFFER, ROLE_GRID, ROLE_QO, Profile, load_profile
-from idxcheck.readings import FileReadings, store_reading, stored_reading
-from idxcheck.rules import REGISTRY, Claim, NoClaim, Rule
-from idxcheck.runtime_model import (
-    RunnerWidth,
-    RuntimeModel,
-    default_runtime_model,
-    packed_widths,
-)
-from idxcheck.solve.types import SolveResult
-from idxcheck.spans import Loc, Span
-from idxcheck.stable import stable_digest
 from idxcheck.suppressions import MARKER as SUPPRESSION_MARKER
+from idxcheck.sym.cases import lift_formula
 from idxcheck.sym.evaluate import (
     Assignment,
     NotConcrete,
@@ -119,7 +120,6 @@ from idxcheck.sym.terms import (
     term_leaves,
     untag_formula,
 )
-from idxcheck.verdicts import Verdict
 
 MAX_CASES = 64
 # Mode-independent rules (shapes, capacities) on paths no forward-mode condition reaches.
@@ -132,7 +132,7 @@ TREE_FACT_WORDS = (
     (b"raise", b"speculative_eagle_topk", b"attention_backend"),
     (b"register_attention_backend(",),
 )
-# A file that may put a batch in a mode (`idxcheck.extract.batch_modes`): read only when its
+# A file that may put a batch in a mode (`idxcheck.facts.batch_modes`): read only when its
 # text does put one in a mode the profile's worker modes look at.
 BATCH_MODE_WORDS = (b"forward_mode", b"ForwardMode.")
 REPLAY_DEFAULT_BS = 2
@@ -422,7 +422,7 @@ class ClassIndex:
     @contextmanager
     def recording(self) -> Iterator[set[str]]:
         """The names looked up inside the `with`: what a file's analysis read of other files
-        (`idxcheck.parts`)."""
+        (`idxcheck.incremental.parts`)."""
         asked: set[str] = set()
         self._asked = asked
         try:
@@ -439,7 +439,7 @@ class ClassIndex:
         """Characters of the class blocks in other files that `source`'s classes inherit from
         (transitively, by the names in their base lists, chosen as `lookup` chooses): an
         analysis of `source` parses and interprets them too, so they weigh on its cost
-        (`idxcheck.workers.jobs_for`)."""
+        (`idxcheck.parallel.workers.jobs_for`)."""
         return sum(
             len(owner.block_text(block))
             for owner, block in self.inherited_blocks(source, source.blocks)
@@ -1054,7 +1054,7 @@ def _specialise_value(value: Value, mode: str) -> Value:
             value.text,
             value.source,
         )
-    from idxcheck.extract.values import IntV
+    from idxcheck.interp.values import IntV
 
     if isinstance(value, IntV):
         return IntV(specialise_term(value.term, mode))
@@ -1471,7 +1471,7 @@ def cached_tree_facts(
             )
         except TypeError:
             pass  # something the digest cannot render: read every file's checks
-    from idxcheck.workers import in_background
+    from idxcheck.parallel.workers import in_background
 
     def elsewhere(
         compute: Callable[[], list[FileConstraints]],
@@ -1669,7 +1669,7 @@ def _scan_tree(
     forget_specialisations()
     if cache is not None:
         cache.close()  # a connection must not cross a fork; it reopens on next use
-    from idxcheck.workers import analyse_parts
+    from idxcheck.parallel.workers import analyse_parts
 
     # The facts are read: their trees are dropped (`analyse_parts` keeps those its workers
     # share), so that workers start lean and parse what they use.

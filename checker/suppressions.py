@@ -18,9 +18,9 @@ import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from idxcheck.findings import Finding
-from idxcheck.spans import Span
-from idxcheck.verdicts import Verdict
+from idxcheck.model.findings import Finding
+from idxcheck.model.spans import Span
+from idxcheck.model.verdicts import Verdict
 
 MARKER = "idxcheck:"
 _COMMENT = re.compile(

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from idxcheck.extract.layouts import Pairing
-from idxcheck.extract.values import Value
+from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.values import Value
 from idxcheck.sym.terms import TRUE, Formula, Term
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.extract.layouts import Pairing
-from idxcheck.extract.values import IntV, Value
-from idxcheck.profile import ROLE_BUFFER
+from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.values import IntV, Value
+from idxcheck.profiles.schema import ROLE_BUFFER
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width, symbols_of
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.extract.layouts import Pairing
-from idxcheck.extract.values import LayoutV, RuntimeV, Value
-from idxcheck.profile import ROLE_QO
+from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.values import LayoutV, RuntimeV, Value
+from idxcheck.profiles.schema import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import FALSE, Const, Term, cmp, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 MESSAGE = "`{name}` is laid out with `{site}` here but {what} in {mode}"
 # A replay that lays out runtime lengths (`cumsum(accept_length)`) has no term to show.

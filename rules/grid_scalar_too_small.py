@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.extract.layouts import Pairing
-from idxcheck.extract.values import IntV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.profile import ROLE_GRID
+from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.values import IntV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.profiles.schema import ROLE_GRID
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 MESSAGE = (
     "grid scalar `{name}` = `{site}` < {what} `{width}` in {mode}: "

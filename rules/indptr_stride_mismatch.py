@@ -4,24 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.extract.layouts import Pairing, segments
-from idxcheck.extract.values import (
-    BufferV,
-    IntV,
-    LayoutV,
-    NoneV,
-    RuntimeV,
-    UnknownV,
-    Value,
-)
-from idxcheck.profile import ROLE_QO
+from idxcheck.interp.layouts import Pairing, segments
+from idxcheck.interp.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.profiles.schema import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 MESSAGE = "{what} `{site}` != runtime tokens per request `{width}` in {mode}"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.extract.layouts import Pairing
-from idxcheck.extract.values import LayoutV, Value
-from idxcheck.profile import ROLE_QO
+from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.values import LayoutV, Value
+from idxcheck.profiles.schema import ROLE_QO
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
@@ -24,7 +24,7 @@ from idxcheck.sym.terms import (
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.extract.interpreter import Binding
+    from idxcheck.interp.interpreter import Binding
 
 
 MESSAGE = "index pointer `{site}` does not have one entry per request boundary ({what}) in {mode}"

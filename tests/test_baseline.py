@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from idxcheck import gitutil, parts
+from idxcheck.app import gitutil
 from idxcheck.cli import main
-from idxcheck.discover import discover
+from idxcheck.incremental import parts
+from idxcheck.source.discover import discover
 
 from .gitrepo import Repo
 

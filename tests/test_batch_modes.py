@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from idxcheck.config import Config
 from idxcheck.engine import scan
-from idxcheck.extract.batch_modes import batch_modes
+from idxcheck.facts.batch_modes import batch_modes
+from idxcheck.model.config import Config
 
 ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
 

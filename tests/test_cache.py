@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idxcheck import cache as cache_module
 from idxcheck.cli import main
-from idxcheck.config import Config
 from idxcheck.engine import scan
+from idxcheck.incremental import cache as cache_module
+from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
 
 FIXTURES = Path("fixtures")

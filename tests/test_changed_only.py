@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idxcheck.api import scan
-from idxcheck.changed import ChangedFiles
+from idxcheck.app.api import scan
+from idxcheck.app.changed import ChangedFiles
 from idxcheck.cli import main
-from idxcheck.findings import Related
-from idxcheck.spans import Span
+from idxcheck.model.findings import Related
+from idxcheck.model.spans import Span
 
 from .gitrepo import Repo
 from .sarif_check import assert_valid_sarif_file

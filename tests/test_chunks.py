@@ -1,4 +1,4 @@
-"""A class's tree put together from its chunks' trees (`idxcheck.extract.chunks`) is the tree
+"""A class's tree put together from its chunks' trees (`idxcheck.source.chunks`) is the tree
 libcst builds from the whole text: for every class a scan of a real release reads, and for
 the shapes of text where libcst's ownership of the lines between statements is subtle."""
 
@@ -10,14 +10,14 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from idxcheck import parse_store
-from idxcheck.cache import Cache
-from idxcheck.discover import Candidate, discover
 from idxcheck.engine import LoadedTree, Prefilter, load_file
-from idxcheck.extract import source as source_module
-from idxcheck.extract.chunks import assembled, chunk_text, class_chunks
-from idxcheck.extract.source import SourceFile, parse_module
-from idxcheck.profile import load_profile
+from idxcheck.incremental import parse_store
+from idxcheck.incremental.cache import Cache
+from idxcheck.profiles.schema import load_profile
+from idxcheck.source import files as source_module
+from idxcheck.source.chunks import assembled, chunk_text, class_chunks
+from idxcheck.source.discover import Candidate, discover
+from idxcheck.source.files import SourceFile, parse_module
 
 from .realtree import sglang_tree
 

@@ -123,7 +123,7 @@ def test_confirm_usage_errors(tmp_path: Path) -> None:
 
 def test_checker_package_never_imports_torch_or_triton_at_import() -> None:
     code = (
-        "import sys, idxcheck.cli, idxcheck.api, idxcheck.confirming, idxcheck.report.sarif, "
+        "import sys, idxcheck.cli, idxcheck.app.api, idxcheck.app.confirming, idxcheck.report.sarif, "
         "idxcheck.report.html; heavy = [m for m in ('torch', 'triton') if m in sys.modules]; "
         "assert not heavy, heavy"
     )

@@ -9,19 +9,7 @@ import random
 
 import pytest
 
-from idxcheck.sym.terms import (
-    FALSE,
-    TRUE,
-    And,
-    Atom,
-    Const,
-    Formula,
-    Sym,
-    cmp,
-    conj,
-    disj,
-    neg,
-)
+from idxcheck.sym.terms import FALSE, TRUE, And, Atom, Const, Formula, Sym, cmp, conj, disj, neg
 
 
 def reference(*args: Formula) -> Formula:

@@ -5,8 +5,8 @@ the class alone."""
 from __future__ import annotations
 
 from idxcheck.engine import DataclassIndex
-from idxcheck.extract.classes import dataclass_fields
-from idxcheck.extract.source import SourceFile
+from idxcheck.interp.classes import dataclass_fields
+from idxcheck.source.files import SourceFile
 
 TEXT = """
 import dataclasses

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.config import Config
 from idxcheck.engine import scan
+from idxcheck.model.config import Config
 
 from .conftest import FIXTURES, ROOT
 from .expectations import expectations

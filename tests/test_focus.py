@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.changed import ChangedFiles
-from idxcheck.config import Config
+from idxcheck.app.changed import ChangedFiles
 from idxcheck.engine import scan
-from idxcheck.findings import ScanResult
+from idxcheck.model.config import Config
+from idxcheck.model.findings import ScanResult
 
 from .realtree import sglang_tree
 

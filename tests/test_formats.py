@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from idxcheck.api import scan
+from idxcheck.app.api import scan
 from idxcheck.cli import main
 from idxcheck.report import github
 

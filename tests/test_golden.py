@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.api import scan
-from idxcheck.config import Config
-from idxcheck.profile import load_profile
+from idxcheck.app.api import scan
+from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
 from idxcheck.report import github, html, json_format, junit, markdown, sarif, text
 from idxcheck.report.context import Report
 

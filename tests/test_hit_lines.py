@@ -9,7 +9,7 @@ import re
 import pytest
 
 from idxcheck.engine import Prefilter, scan_source
-from idxcheck.profile import load_profile
+from idxcheck.profiles.schema import load_profile
 
 PREFILTER = Prefilter(load_profile("sglang"))
 
@@ -96,7 +96,7 @@ def test_a_class_whose_role_names_are_in_comments_only_is_not_parsed() -> None:
 
 def test_blocks_that_may_hit_are_the_hit_blocks_or_a_superset_before_the_lines_are_found() -> None:
     from idxcheck.engine import HitLines
-    from idxcheck.extract.source import SourceFile
+    from idxcheck.source.files import SourceFile
 
     text = (
         "class Plain:\n    def f(self):\n        return 1\n\n\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from idxcheck.api import scan
-from idxcheck.catalog import catalogue
+from idxcheck.app.api import scan
 from idxcheck.cli import main
-from idxcheck.verdicts import Verdict
+from idxcheck.model.verdicts import Verdict
+from idxcheck.rules.catalog import catalogue
 
 from .browser import BrowserMissing, dump_dom, screenshot
 

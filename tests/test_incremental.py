@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import api, engine, stamps
-from idxcheck.cache import Cache, solver_version
-from idxcheck.config import Config
-from idxcheck.extract import constraints
-from idxcheck.profile import load_profile
+from idxcheck import engine
+from idxcheck.app import api
+from idxcheck.facts import constraints
+from idxcheck.incremental import stamps
+from idxcheck.incremental.cache import Cache, solver_version
+from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
 from idxcheck.report.json_format import to_dict
 
 from .realtree import sglang_tree

@@ -4,8 +4,8 @@ rows, and a latent warning otherwise."""
 
 from __future__ import annotations
 
-from idxcheck.config import Config
 from idxcheck.engine import scan
+from idxcheck.model.config import Config
 
 PARTIAL_FIX = "fixtures/bugs/eagle_partial_fix.py"
 LAUNCHER = "fixtures/kernels/extend_launcher.py"

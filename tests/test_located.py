@@ -1,4 +1,4 @@
-"""What reading a candidate finds in its bytes is kept by their digest (`idxcheck.located`):
+"""What reading a candidate finds in its bytes is kept by their digest (`idxcheck.incremental.located`):
 a later scan with the cache takes it for the same bytes, and reads changed bytes anew."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import located
-from idxcheck.api import scan
-from idxcheck.config import Config
-from idxcheck.discover import Candidate
+from idxcheck.app.api import scan
 from idxcheck.engine import LoadedTree, Prefilter, load_file
-from idxcheck.extract.source import data_digest
-from idxcheck.profile import load_profile
+from idxcheck.incremental import located
+from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
 from idxcheck.report.json_format import to_dict
+from idxcheck.source.discover import Candidate
+from idxcheck.source.files import data_digest
 
 FIXTURE = Path("fixtures/bugs/eagle_draft_extend_v2.py")
 
@@ -108,7 +108,7 @@ def test_a_scan_that_takes_what_the_last_one_found_reports_the_same(
 def test_the_readings_of_a_text_are_kept_with_it_and_taken_for_the_same_bytes(
     tmp_path: Path,
 ) -> None:
-    from idxcheck.extract.constraints import read_registry
+    from idxcheck.facts.constraints import read_registry
 
     path = tmp_path / "backend.py"
     path.write_text(FIXTURE.read_text())

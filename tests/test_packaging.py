@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = (
     "import idxcheck, idxcheck.rules, idxcheck.runtime_kernels, idxcheck.cli;"
-    "import idxcheck.rules.profiles.sglang as p;"
+    "import idxcheck.profiles.sglang as p;"
     "from idxcheck.rules import REGISTRY;"
     "assert [r.code for r in REGISTRY][:2] == ['IDX001', 'IDX002'];"
     "print(idxcheck.__file__)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from idxcheck.engine import scan
-from idxcheck.findings import Finding
+from idxcheck.model.findings import Finding
 
 from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from idxcheck.extract.source import parse_module
+from idxcheck.source.files import parse_module
 
 
 def test_the_tree_is_the_one_libcst_builds_with_validation() -> None:

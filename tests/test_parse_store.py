@@ -1,4 +1,4 @@
-"""Class trees kept in the cache (`idxcheck.parse_store`): marked at a text's first parse,
+"""Class trees kept in the cache (`idxcheck.incremental.parse_store`): marked at a text's first parse,
 stored at its second, taken at its third, and a scan that takes them reports the same."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import parse_store
-from idxcheck.cache import Cache
-from idxcheck.config import Config
 from idxcheck.engine import scan
-from idxcheck.extract import source as source_module
-from idxcheck.extract.source import SourceFile
+from idxcheck.incremental import parse_store
+from idxcheck.incremental.cache import Cache
+from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
+from idxcheck.source import files as source_module
+from idxcheck.source.files import SourceFile
 
 FIXTURE = Path("fixtures/bugs/eagle_draft_extend_v2.py")
 

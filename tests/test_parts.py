@@ -1,4 +1,4 @@
-"""Each file's cached analysis (`idxcheck.parts`): a comment edit is answered from the cache, a
+"""Each file's cached analysis (`idxcheck.incremental.parts`): a comment edit is answered from the cache, a
 code edit analyses that file again and no other, and a file whose class inherits from an
 edited file's class is analysed again too. Every scan gives what an uncached scan gives."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import parts
-from idxcheck.config import Config
 from idxcheck.engine import scan
-from idxcheck.extract.source import SourceFile, strip_comments
+from idxcheck.incremental import parts
+from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
+from idxcheck.source.files import SourceFile, strip_comments
 
 from .realtree import sglang_tree
 
@@ -283,8 +283,8 @@ def test_code_digests_of_looked_up_files_come_from_the_cache_by_their_text(
 ) -> None:
     from types import SimpleNamespace
 
-    from idxcheck.cache import Cache
     from idxcheck.engine import ClassIndex
+    from idxcheck.incremental.cache import Cache
 
     text = "class Base:  # noted\n    def f(self):\n        return 1\n"
     cache = Cache(tmp_path / "cache", "z3-test")

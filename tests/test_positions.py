@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from idxcheck.extract.source import FunctionSource, SourceFile, descendants
-from idxcheck.spans import Span
+from idxcheck.model.spans import Span
+from idxcheck.source.files import FunctionSource, SourceFile, descendants
 
 from .realtree import sglang_tree
 
@@ -306,7 +306,7 @@ def test_descendants_leave_formatting_out_and_keep_every_code_node() -> None:
 
 
 def test_positions_without_the_wrapper_are_the_wrappers() -> None:
-    from idxcheck.extract.positions import (
+    from idxcheck.source.positions import (
         _positions_and_code,
         _wrapped_positions,
         generated_positions,
@@ -328,7 +328,7 @@ def test_positions_without_the_wrapper_are_the_wrappers() -> None:
 
 
 def test_dotted_names_are_quoted_as_libcst_generates_them() -> None:
-    from idxcheck.extract.source import _dotted_code, strip_comments
+    from idxcheck.source.files import _dotted_code, strip_comments
 
     empty = cst.Module(body=[])
     quoted = 0

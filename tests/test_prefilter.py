@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from idxcheck.engine import MIN_GATE, Prefilter, _gates
-from idxcheck.profile import load_profile
+from idxcheck.profiles.schema import load_profile
 
 
 def _any_word(words: tuple[bytes, ...], data: bytes) -> bool:

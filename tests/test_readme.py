@@ -9,8 +9,8 @@ import shlex
 
 from click.testing import CliRunner
 
-from idxcheck.catalog import catalogue
 from idxcheck.cli import main
+from idxcheck.rules.catalog import catalogue
 
 from .conftest import ROOT
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.config import Config
 from idxcheck.engine import (
     DataclassIndex,
     find_mode_model,
@@ -17,8 +16,9 @@ from idxcheck.engine import (
     runtime_model_from_tree,
     scan,
 )
-from idxcheck.extract.runners import width_definitions
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.facts.runners import width_definitions
+from idxcheck.model.config import Config
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.sym.render import render_term
 
 from .realtree import sglang_tree

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from idxcheck.config import Config
 from idxcheck.engine import scan_source
+from idxcheck.model.config import Config
 from idxcheck.rules import REGISTRY, Rule
 
 from .expectations import expectations_in_text

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from idxcheck.model.verdicts import Verdict
 from idxcheck.solve.solver import Solver
 from idxcheck.sym.terms import Cmp, Const, Sym
-from idxcheck.verdicts import Verdict
 
 
 def test_a_term_of_the_wrong_sort_is_refused_with_the_checks_off() -> None:

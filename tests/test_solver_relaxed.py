@@ -9,21 +9,9 @@ import random
 import pytest
 import z3
 
+from idxcheck.model.verdicts import Verdict
 from idxcheck.solve.solver import Solver, _linear_formula, _Translator
-from idxcheck.sym.terms import (
-    Atom,
-    Const,
-    Formula,
-    Sym,
-    Term,
-    binop,
-    cmp,
-    conj,
-    disj,
-    ite,
-    neg,
-)
-from idxcheck.verdicts import Verdict
+from idxcheck.sym.terms import Atom, Const, Formula, Sym, Term, binop, cmp, conj, disj, ite, neg
 
 X, Y, Z = Sym("x"), Sym("y"), Sym("z")
 SQUARE_IS_FOUR = cmp("==", binop("*", X, X), Const(4))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.spans import Loc, Span
-from idxcheck.stable import stable_digest
+from idxcheck.model.spans import Loc, Span
+from idxcheck.model.stable import stable_digest
 from idxcheck.sym.terms import Atom, Const, ModeIs, Sym, binop, conj
 
 from .realtree import sglang_tree
@@ -20,9 +20,9 @@ from .realtree import sglang_tree
 # The tree facts of the fixtures (mode model, runner widths, constraints), digested.
 FACTS_DIGEST = """
 from idxcheck import engine
-from idxcheck.cache import Cache
-from idxcheck.config import Config
-from idxcheck.profile import load_profile
+from idxcheck.incremental.cache import Cache
+from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
 config = Config()
 profile = load_profile(config.profile)
 tree = engine.load_tree(["fixtures", %r], config, profile)
@@ -128,7 +128,7 @@ def test_facts_the_digest_cannot_render_key_the_analyses_by_text(
     """If the facts held an object without a stable rendering, a cached scan would still give
     the uncached report: the analyses are keyed by the facts' text key instead."""
     from idxcheck import engine
-    from idxcheck.config import Config
+    from idxcheck.model.config import Config
     from idxcheck.report.json_format import to_dict
 
     def refuse(value: object) -> str:

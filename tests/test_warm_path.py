@@ -1,4 +1,4 @@
-"""The warm path (`idxcheck.stamps`): an unchanged tree is answered from the `stat` stamps of its
+"""The warm path (`idxcheck.incremental.stamps`): an unchanged tree is answered from the `stat` stamps of its
 files without loading the extractor, and any change of a file's bytes, size, times or the
 configuration is seen."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import stamps
-from idxcheck.api import discover_files, scan
-from idxcheck.config import Config
-from idxcheck.profile import load_profile
+from idxcheck.app.api import discover_files, scan
+from idxcheck.incremental import stamps
+from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
 from idxcheck.report.json_format import to_dict
 
 FIXTURES = Path("fixtures")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from idxcheck import workers
-from idxcheck.config import Config
 from idxcheck.engine import ClassIndex, scan
-from idxcheck.extract.source import SourceError, SourceFile
+from idxcheck.model.config import Config
+from idxcheck.parallel import workers
 from idxcheck.report.json_format import to_dict
+from idxcheck.source.files import SourceError, SourceFile
 
 from .realtree import sglang_tree
 
@@ -202,10 +202,10 @@ ARGUMENT_CHECKS = """def check_{n}(server_args):
 def test_argument_checks_read_in_background_are_those_read_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from idxcheck.extract import constraints
-    from idxcheck.extract.interpreter import ScanContext
-    from idxcheck.extract.modes import mode_model_from_profile
-    from idxcheck.profile import load_profile
+    from idxcheck.facts import constraints
+    from idxcheck.facts.modes import mode_model_from_profile
+    from idxcheck.interp.interpreter import ScanContext
+    from idxcheck.profiles.schema import load_profile
 
     registry = '@register_attention_backend("alpha")\ndef make(runner):\n    return Alpha(runner)\n'
     padding = "# " + "x" * 78 + "\n"  # enough source for a process of its own to pay off
@@ -288,7 +288,7 @@ def test_classes_that_several_later_workers_would_parse_are_parsed_once_in_the_p
 def test_a_large_tree_read_by_two_processes_gives_the_same_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from idxcheck import api
+    from idxcheck.app import api
 
     tree = tmp_path / "tree"
     for folder in ("a", "b"):
@@ -340,7 +340,7 @@ Z3_PROBE = """
 import json, sys
 from dataclasses import replace
 from idxcheck import workers
-from idxcheck.config import Config
+from idxcheck.model.config import Config
 from idxcheck.engine import scan
 workers.TASK_BYTES = workers.TASK_MIN_BYTES = 1  # a task per file
 result = scan(sys.argv[1:], replace(Config(), jobs=2))
@@ -370,8 +370,8 @@ HELPER_PROBE = """
 import json, os, sys
 from dataclasses import replace
 from idxcheck import workers
-from idxcheck.api import scan
-from idxcheck.config import Config
+from idxcheck.app.api import scan
+from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
 
 handed = []
@@ -458,7 +458,7 @@ def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
 
 def test_no_helper_where_it_cannot_pay_off() -> None:
     # Once libcst is loaded here, a helper would load nothing ahead of the scan.
-    from idxcheck.lazy_import import is_loaded, lazy_module, load_now
+    from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
 
     load_now(lazy_module("libcst"))
     assert is_loaded("libcst")
@@ -488,7 +488,7 @@ def test_helper_messages_carry_their_length() -> None:
 
 
 def test_a_block_parsed_ahead_is_taken_once_and_only_for_its_text(tmp_path: Path) -> None:
-    from idxcheck.extract import source as source_module
+    from idxcheck.source import files as source_module
 
     text = "class A:\n    def f(self):\n        return 1\n"
     first = SourceFile("a.py", text)
@@ -517,7 +517,7 @@ def test_a_block_parsed_ahead_is_taken_once_and_only_for_its_text(tmp_path: Path
 
 
 def test_the_helper_parses_the_classes_wanted_until_a_message_arrives(tmp_path: Path) -> None:
-    from idxcheck.extract import source as source_module
+    from idxcheck.source import files as source_module
 
     path = str(FIXTURES / "bugs" / "eagle_draft_extend_v2.py")
     classes = [b for b in SourceFile(path, Path(path).read_text()).blocks if b.kind == "class"]
@@ -585,7 +585,7 @@ def test_a_hint_is_cut_to_what_the_pipe_takes_at_once() -> None:
 
 
 def test_a_file_read_from_disk_is_pickled_for_the_helper_without_its_text(tmp_path: Path) -> None:
-    from idxcheck.extract.source import TextChanged, data_digest, texts_left_out
+    from idxcheck.source.files import TextChanged, data_digest, texts_left_out
 
     path = tmp_path / "a.py"
     path.write_bytes(b"class A:\n    x = 1\n")

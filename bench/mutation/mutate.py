@@ -34,7 +34,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from idxcheck.profile import ROLE_GRID, ROLE_QO, Profile, load_profile
+from idxcheck.profiles.schema import ROLE_GRID, ROLE_QO, Profile, load_profile
 
 STRIDE = "stride"
 GRID = "grid"

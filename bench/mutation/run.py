@@ -33,9 +33,9 @@ from pathlib import Path
 
 from bench.mutation.mutate import Mutant, mutants
 from bench.sglang_tree import sglang_tree
-from idxcheck.config import Config
 from idxcheck.engine import scan
-from idxcheck.findings import ScanResult
+from idxcheck.model.config import Config
+from idxcheck.model.findings import ScanResult
 
 DEFAULT_BACKENDS = (
     "srt/layers/attention/triton_backend.py",

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from idxcheck.findings import Finding, ScanResult
-from idxcheck.verdicts import Verdict
+from idxcheck.model.findings import Finding, ScanResult
+from idxcheck.model.verdicts import Verdict
 
 if TYPE_CHECKING:
     from idxcheck.suppressions import Suppression

@@ -3,7 +3,7 @@ formats that carry one block of text per finding (GitHub annotations, JUnit fail
 
 from __future__ import annotations
 
-from idxcheck.findings import Finding
+from idxcheck.model.findings import Finding
 
 
 def detail_lines(finding: Finding) -> list[str]:

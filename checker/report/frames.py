@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from idxcheck.model.spans import Span
 from idxcheck.report.context import SourceCache
-from idxcheck.spans import Span
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ workflow also writes the Markdown report (all findings) to `$GITHUB_STEP_SUMMARY
 
 from __future__ import annotations
 
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report, plural
 from idxcheck.report.detail import detail_lines
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from idxcheck import __version__
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report, plural, summary_counts
 from idxcheck.report.frames import context_lines

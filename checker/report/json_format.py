@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from idxcheck import __version__
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report
 
 SCHEMA_VERSION = "1"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report
 from idxcheck.report.detail import detail_lines

@@ -4,7 +4,7 @@ then each finding with its code frame, counterexample and related locations."""
 
 from __future__ import annotations
 
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report, plural, summary_counts
 from idxcheck.report.frames import frame
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from idxcheck.catalog import catalogue
-from idxcheck.findings import Finding
+from idxcheck.model.findings import Finding
+from idxcheck.model.verdicts import Verdict
 from idxcheck.report.context import Report
-from idxcheck.verdicts import Verdict
+from idxcheck.rules.catalog import catalogue
 
 CATEGORIES = ("proved", "unsupported", "unknown", "latent", "refuted")
 _RANK = {name: i for i, name in enumerate(CATEGORIES)}

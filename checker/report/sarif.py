@@ -22,10 +22,10 @@ from collections import Counter
 from typing import Any
 
 from idxcheck import __version__
-from idxcheck.catalog import RuleInfo, catalogue
-from idxcheck.findings import Finding, Related, ScanResult
+from idxcheck.model.findings import Finding, Related, ScanResult
+from idxcheck.model.spans import Span
 from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
-from idxcheck.spans import Span
+from idxcheck.rules.catalog import RuleInfo, catalogue
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from idxcheck.findings import Finding, ScanResult
+from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, SourceCache, as_report, plural
 from idxcheck.report.frames import frame
 

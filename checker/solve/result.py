@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from idxcheck.verdicts import Verdict
+from idxcheck.model.verdicts import Verdict
 
 
 def result_to_dict(result: Any) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from typing import Any
 import z3
 import z3.z3
 
+from idxcheck.model.budget import DEFAULT_RLIMIT
+from idxcheck.model.verdicts import Verdict
 from idxcheck.solve.types import SolveResult
-from idxcheck.solve_budget import DEFAULT_RLIMIT
 from idxcheck.sym.terms import (
     And,
     Atom,
@@ -37,7 +38,6 @@ from idxcheck.sym.terms import (
     formula_symbols,
     untag_formula,
 )
-from idxcheck.verdicts import Verdict
 
 _SEARCH_FLOOR = 0
 

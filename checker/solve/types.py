@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from idxcheck.verdicts import Verdict
+from idxcheck.model.verdicts import Verdict
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from idxcheck.spans import Loc
+from idxcheck.model.spans import Loc
 from idxcheck.sym.terms import (
     And,
     Atom,

@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from idxcheck.sym.terms import (
-    Const,
-    Formula,
-    Sym,
-    Term,
-    binop,
-    cmp,
-    conj,
-    disj,
-    neg,
-)
+from idxcheck.sym.terms import Const, Formula, Sym, Term, binop, cmp, conj, disj, neg
 
 
 class ConstraintError(ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from idxcheck.spans import Loc
+from idxcheck.model.spans import Loc
 from idxcheck.sym.node import node
 
 # ---------------------------------------------------------------------------------------------

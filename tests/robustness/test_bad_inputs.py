@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.config import Config
 from idxcheck.engine import scan, scan_source
-from idxcheck.findings import ScanResult
+from idxcheck.model.config import Config
+from idxcheck.model.findings import ScanResult
 
 from ..conftest import FIXTURES, ROOT
 from . import corpus

@@ -13,10 +13,10 @@ from typing import Any
 
 from hypothesis import given
 
-from idxcheck.config import Config
 from idxcheck.engine import scan_source
-from idxcheck.findings import Finding, ScanResult
-from idxcheck.verdicts import Verdict
+from idxcheck.model.config import Config
+from idxcheck.model.findings import Finding, ScanResult
+from idxcheck.model.verdicts import Verdict
 
 from .backend_gen import (
     GRID,

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from idxcheck.config import Config
 from idxcheck.engine import scan_source
+from idxcheck.model.config import Config
 
 from .conftest import FUZZ
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from bench.mutation.mutate import GRID, STRIDE, exposable, mutants
 from bench.mutation.run import run_backend, summarise
-from idxcheck.config import Config
+from idxcheck.model.config import Config
 
 from ..conftest import FIXTURES
 

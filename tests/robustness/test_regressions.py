@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from idxcheck.engine import scan_source
-from idxcheck.verdicts import Verdict
+from idxcheck.model.verdicts import Verdict
 
 HEAD = """import torch
 

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from idxcheck.runtime_kernels.layout import (
-    default_block_m,
-    grid_rows,
-    predict_rows,
-    uniform_indptr,
-)
+from idxcheck.runtime_kernels.layout import default_block_m, grid_rows, predict_rows, uniform_indptr
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,148 @@
+"""Snapshot the JSON and SARIF reports of the fixtures and of real SGLang releases, at the working
+tree or at a git ref, and compare two snapshots: the proof that a refactor keeps behaviour.
+
+python -m bench.report_snapshot --out /tmp/before --ref 44ff6e2
+python -m bench.report_snapshot --out /tmp/after
+python -m bench.report_snapshot --compare /tmp/before /tmp/after
+
+A ref is exported with `git archive` into a temporary folder and imported from there (a folder of
+links named `idxcheck` shaped as the package mapping of pyproject.toml, put first on PYTHONPATH),
+so both snapshots run with the same interpreter and packages. Timing fields are dropped; every other
+byte of each report is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.sglang_tree import sglang_tree
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASES = (
+    "0.4.10.post2",
+    "0.5.3",
+    "0.5.9",
+    "0.5.11",
+    "0.5.13",
+    "0.5.16",
+    "0.5.20",
+    "0.5.23",
+)
+FORMATS = ("json", "sarif")
+# Keys whose values are wall-clock measurements, dropped wherever they appear.
+TIMING_KEYS = frozenset({"seconds", "elapsed", "elapsed_s", "wall_s", "duration", "timing", "time"})
+
+
+def _drop_timing(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_drop_timing(v) for v in value]
+    return value
+
+
+@contextmanager
+def _package_at(ref: str | None) -> Iterator[Path]:
+    """A folder to put first on PYTHONPATH so that `import idxcheck` loads the code at `ref`."""
+    with tempfile.TemporaryDirectory(prefix="idxcheck-snapshot-") as tmp:
+        base = Path(tmp)
+        source = ROOT
+        if ref is not None:
+            source = base / "src"
+            source.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", "--format=tar", ref],
+                capture_output=True,
+                check=True,
+            ).stdout
+            tar_path = base / "src.tar"
+            tar_path.write_bytes(archive)
+            with tarfile.open(tar_path) as tar:
+                tar.extractall(source, filter="data")
+        package = base / "path" / "idxcheck"
+        package.mkdir(parents=True)
+        for entry in (source / "checker").iterdir():
+            (package / entry.name).symlink_to(entry)
+        (package / "rules").symlink_to(source / "rules")
+        (package / "runtime_kernels").symlink_to(source / "runtime_kernels")
+        yield base / "path"
+
+
+def _scan(python_path: Path, target: Path, fmt: str) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(python_path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "idxcheck", "scan", str(target), "--format", fmt, "--no-cache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        check=False,
+    )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"scan of {target} ({fmt}) exited {proc.returncode}:\n{proc.stderr}")
+    report = _drop_timing(json.loads(proc.stdout))
+    return {"exit": proc.returncode, "report": report}
+
+
+def _targets(releases: tuple[str, ...]) -> list[tuple[str, Path]]:
+    targets = [("fixtures", ROOT / "fixtures")]
+    targets += [(f"sglang-{v}", sglang_tree(v)) for v in releases]
+    return targets
+
+
+def snapshot(out: Path, ref: str | None, releases: tuple[str, ...]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with _package_at(ref) as python_path:
+        for name, target in _targets(releases):
+            for fmt in FORMATS:
+                result = _scan(python_path, target, fmt)
+                text = json.dumps(result, indent=1, sort_keys=True)
+                # Paths inside the reports are absolute; make them independent of the cache folder.
+                text = text.replace(str(target), f"<{name}>")
+                (out / f"{name}.{fmt}.json").write_text(text + "\n")
+                print(f"{name} {fmt}: exit {result['exit']}", flush=True)
+
+
+def compare(first: Path, second: Path) -> int:
+    names = sorted({p.name for p in first.glob("*.json")} | {p.name for p in second.glob("*.json")})
+    differing = 0
+    for name in names:
+        a, b = first / name, second / name
+        if not a.exists() or not b.exists():
+            print(f"{name}: only in {'second' if not a.exists() else 'first'}")
+            differing += 1
+        elif a.read_bytes() != b.read_bytes():
+            print(f"{name}: differs")
+            differing += 1
+        else:
+            print(f"{name}: identical")
+    print(f"{len(names) - differing} of {len(names)} reports identical")
+    return 1 if differing else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--ref", help="git ref to snapshot (default: the working tree)")
+    parser.add_argument("--releases", nargs="*", default=list(RELEASES))
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"))
+    args = parser.parse_args()
+    if args.compare:
+        raise SystemExit(compare(*args.compare))
+    if args.out is None:
+        parser.error("--out is required unless --compare is given")
+    snapshot(args.out, args.ref, tuple(args.releases))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The application: the scan API, the reporting policy, configuration files, baselines, git."""

@@ -1,0 +1,1 @@
+"""Tree-wide facts: forward modes, runner widths, stated constraints, kernel launchers."""

@@ -1,0 +1,265 @@
+"""What the runtime lays out, read from the graph runners of the scanned tree.
+
+A runner class stores the query tokens per request it captures (`num_tokens_per_bs`,
+`captured_req_width`) and the forward mode it captures in (`capture_forward_mode`,
+`forward_mode`, or the `forward_mode=ForwardMode.X` of the batch it builds). Its `__init__` is
+interpreted like a backend method, so each width comes with the path condition under which the
+runner lays it out (speculative or not, draft worker or not), and widths computed by the
+runtime's width functions (`resolve_num_tokens_per_req`) are read from their definitions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from idxcheck.facts.runtime_model import RunnerWidth
+from idxcheck.interp.interpreter import ClassInterpreter, ScanContext, iter_choice
+from idxcheck.interp.values import IntV, MemberV, Value
+from idxcheck.model.spans import Span
+from idxcheck.profiles.schema import Profile
+from idxcheck.source.files import (
+    Block,
+    ClassSource,
+    FunctionSource,
+    SourceError,
+    SourceFile,
+    reading,
+)
+from idxcheck.sym.terms import (
+    TRUE,
+    Atom,
+    BinOp,
+    Const,
+    Formula,
+    Ite,
+    RuntimeInt,
+    Sym,
+    Tagged,
+    Term,
+    Unknown,
+    cmp,
+    conj,
+    neg,
+)
+
+_MODE_KEYWORD = re.compile(r"forward_mode\s*=\s*ForwardMode\.([A-Z_0-9]+)\b")
+NONE_SPEC_INFO = Atom("none:spec_info", "spec_info is None")
+
+
+@dataclass
+class RunnerFacts:
+    widths: list[RunnerWidth] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+
+
+def width_definitions(
+    files: Iterable[SourceFile], names: Iterable[str]
+) -> dict[str, FunctionSource]:
+    """The definitions of the runtime's width functions in the scanned tree (a module-level
+    function, or a method of one class), when each name has exactly one."""
+    wanted = set(names)
+    found: dict[str, list[FunctionSource]] = {}
+    for source in files:
+        if not any(f"def {name}" in source.text for name in wanted):
+            continue
+        for block in source.blocks:
+            try:
+                if block.kind == "def" and block.name in wanted:
+                    found.setdefault(block.name, []).append(source.function_source(block))
+                elif block.kind == "class" and any(
+                    f"def {n}" in _block_text(source, block) for n in wanted
+                ):
+                    cls = source.class_source(block)
+                    for name in wanted & set(cls.methods):
+                        found.setdefault(name, []).append(cls.methods[name])
+            except SourceError:
+                continue
+    return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+
+
+class WidthDefinitions(Mapping[str, FunctionSource]):
+    """`width_definitions`, found on first use: a scan whose tree facts come from the cache
+    parses them only if an analysed method calls one."""
+
+    def __init__(self, files: Iterable[SourceFile], names: Iterable[str]) -> None:
+        self._files = list(files)
+        self._names = tuple(names)
+        self._found: dict[str, FunctionSource] | None = None
+
+    def _definitions(self) -> dict[str, FunctionSource]:
+        if self._found is None:
+            self._found = width_definitions(self._files, self._names)
+        return self._found
+
+    def __getitem__(self, name: str) -> FunctionSource:
+        return self._definitions()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions())
+
+    def __len__(self) -> int:
+        return len(self._definitions())
+
+
+def _block_text(source: SourceFile, block: object) -> str:
+    return source.block_text(block)  # type: ignore[arg-type]
+
+
+def is_runner(source: SourceFile, block: object, width_attrs: Iterable[str]) -> bool:
+    text = _block_text(source, block)
+    return any(re.search(rf"self\.{attr}\s*=[^=]", text) for attr in width_attrs)
+
+
+def runner_blocks(source: SourceFile, width_attrs: Sequence[str]) -> list[Block]:
+    """The file's classes that set a runner width attribute (`is_runner`)."""
+    attrs = tuple(width_attrs)
+
+    def find() -> tuple[int, ...]:
+        if not any(f"self.{attr}" in source.text for attr in attrs):
+            return ()  # each of the tests below needs this much
+        return tuple(
+            index
+            for index, block in enumerate(source.blocks)
+            if block.kind == "class" and is_runner(source, block, attrs)
+        )
+
+    found = reading(source, "runner-blocks\0" + "\0".join(attrs), find)
+    return [source.blocks[index] for index in found]
+
+
+def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
+    facts = RunnerFacts()
+    profile = ctx.profile
+    init = cls.methods.get("__init__")
+    if init is None:
+        return facts
+    interp = ClassInterpreter(ctx, cls.methods, cls.name, record=False)
+    attrs: dict[str, Value] = {}
+    interp.run_collecting(init, attrs)
+    for error in interp.errors:
+        facts.errors.append((cls.file.path, error))
+    width_attr = next((a for a in profile.runner_width_attrs if a in attrs), None)
+    if width_attr is None:
+        return facts
+    if _mirrored(cls, width_attr):
+        # A wrapper that copies its width from the runners it owns (which are read on their
+        # own); its `__init__` value is a placeholder.
+        return facts
+    mode_value: Value | None = next(
+        (attrs[a] for a in profile.runner_mode_attrs if a in attrs), None
+    )
+    block_text = _block_text(cls.file, cls.block)
+    if mode_value is None:
+        members = set(_MODE_KEYWORD.findall(block_text))
+        if len(members) != 1:
+            facts.errors.append(
+                (cls.file.path, f"runner `{cls.name}`: the forward mode it captures is not known")
+            )
+            return facts
+        mode_value = MemberV(members.pop())
+    span, text = _assignment(cls, width_attr)
+    draft = bool(re.search(profile.draft_runner, cls.name))
+    for mode_pc, mode in iter_choice(mode_value, TRUE):
+        if not isinstance(mode, MemberV):
+            continue
+        for width_pc, width in iter_choice(attrs[width_attr], TRUE):
+            if not isinstance(width, IntV):
+                continue
+            term, params = _free_params(width.term, cls.name, profile.runner_symbols)
+            cond = conj(mode_pc, width_pc, *(_param_range(p, profile) for p in params))
+            selector = None
+            if mode.name == "DECODE" and draft and not profile.compare_draft_decode:
+                continue
+            if mode.name == "DECODE":
+                # Which decode batches this runner serves: the draft worker's carry a
+                # speculative input, the target's do not.
+                cond = conj(cond, neg(NONE_SPEC_INFO) if draft else NONE_SPEC_INFO)
+                selector = NONE_SPEC_INFO.key
+            facts.widths.append(
+                RunnerWidth(
+                    mode=mode.name,
+                    term=term,
+                    text=text,
+                    source=f"{cls.name} ({cls.file.path}:{span.line}) lays out `{text}`",
+                    cond=cond,
+                    span=span,
+                    runner=cls.name,
+                    selector=selector,
+                )
+            )
+    return facts
+
+
+def _mirrored(cls: ClassSource, attr: str) -> bool:
+    pattern = re.compile(rf"self\.{attr}\s*=[^=]")
+    return any(
+        name != "__init__" and pattern.search(fn.raw_text()) for name, fn in cls.methods.items()
+    )
+
+
+def _assignment(cls: ClassSource, attr: str) -> tuple[Span, str]:
+    """Where `self.<attr>` is first assigned in `__init__`, and the text assigned (joined over
+    the lines of a parenthesised right-hand side)."""
+    init = cls.methods["__init__"]
+    lines = init.raw_text().splitlines()
+    pattern = re.compile(rf"self\.{attr}\s*=\s*(.*)")
+    for offset, line in enumerate(lines):
+        match = pattern.search(line)
+        if not match:
+            continue
+        number = init.def_line + offset
+        column = line.index("self.")
+        text = match.group(1).strip()
+        depth = text.count("(") - text.count(")")
+        follow = offset + 1
+        while depth > 0 and follow < len(lines):
+            more = lines[follow].strip()
+            text += " " + more
+            depth += more.count("(") - more.count(")")
+            follow += 1
+        text = " ".join(text.split())
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+        return Span(cls.file.path, number, column, number, len(line.rstrip())), text or attr
+    return Span(cls.file.path, init.def_line, 0, init.def_line, 0), attr
+
+
+def _param_range(name: str, profile: Profile) -> Formula:
+    """What a runner's free parameter ranges over: from 0, and below the configuration symbol
+    the profile bounds a parameter of that name by (a per-step runner's `step`)."""
+    low = cmp(">=", Sym(name), Const(0))
+    bound = profile.runner_param_bounds.get(name.rsplit(".", 1)[-1])
+    if bound is None:
+        return low
+    return conj(low, cmp("<", Sym(name), Sym(bound[0])))
+
+
+def _free_params(term: Term, owner: str, known: dict[str, str]) -> tuple[Term, list[str]]:
+    """A runner width that depends on a constructor argument (the MTP `step`) or on a runtime
+    attribute (`eagle_worker.draft_extend_num_front_tokens`) is free over it: each value is a
+    runner the backend must serve. A width computed by a call not modelled stays unknown."""
+    params: list[str] = []
+
+    def walk(node: Term) -> Term:
+        if isinstance(node, Tagged):
+            return Tagged(walk(node.inner), node.loc)
+        if isinstance(node, BinOp):
+            return BinOp(node.op, walk(node.left), walk(node.right))
+        if isinstance(node, Ite):
+            return Ite(node.cond, walk(node.then), walk(node.other))
+        if isinstance(node, RuntimeInt):
+            if node.source in known:
+                return Sym(known[node.source])  # a symbol of the domain, constrained there
+            if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", node.source):
+                name = f"{owner}.{node.source}"
+            elif re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.]*", node.source):
+                name = node.source
+            else:
+                return Unknown(f"the runner width depends on `{node.source}`")
+            if name not in params:
+                params.append(name)
+            return Sym(name)
+        return node
+
+    return walk(term), params

@@ -1,0 +1,1 @@
+"""Storage: the disk cache, the warm-path stamps and every cached reading."""

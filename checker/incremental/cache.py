@@ -1,0 +1,335 @@
+"""The on-disk cache: solver verdicts by obligation, each file's analysis (`idxcheck.incremental.parts`),
+and whole scan results by tree.
+
+- A verdict is keyed by a hash of the obligation's normalised formulas (provenance stripped, so
+  a moved line keeps its key) plus the tool version, the solver version and the resource limit:
+  a changed expression or a new release of either misses, nothing else does.
+- A scan result is keyed by the contents of every file the scan reads (after the prefilter), the
+  configuration and the same versions: a warm scan of an unchanged tree reads the files, hashes
+  them and returns the stored result.
+
+Stored in SQLite (WAL mode), so concurrent runs (pre-commit in parallel terminals, two CI jobs
+on one runner) neither corrupt nor block each other for long; bounded in size (least recently
+used entries are dropped past the limit)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from idxcheck import __version__
+
+MAX_VERDICTS = 200_000
+MAX_RESULTS = 64
+MAX_BLOBS = 16
+# A file's analysis is a few to tens of kilobytes (18 KB for the largest backend of SGLang
+# 0.5.23): 5,000 of them, about 30 whole-tree scans' worth, stay within about 50 MB.
+MAX_PARTS = 5_000
+# A class's syntax trees pickled are about 13 times its text (175 KB on average for the 127
+# classes of SGLang 0.5.13 that a scan parses, 22 MB in all): the trees of the classes of a
+# whole release take about 70 MB. They are kept by the bytes stored, so that both the whole
+# classes' trees and their chunks' (`idxcheck.source.chunks`) fit for a whole release; the
+# count bounds the marks of texts parsed once, which are empty.
+MAX_PARSE_BYTES = 160_000_000
+MAX_PARSES = 50_000
+USED_RESOLUTION = 3600.0  # seconds: how finely "least recently used" is told apart
+SCHEMA = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("IDXCHECK_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "idxcheck"
+
+
+_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """The checker's own code, by file name, size and modification time: an editable install
+    whose rules or extractor change (same version number) must not reuse old verdicts. Found
+    without importing the rules, so that a warm scan never loads the extractor."""
+    if not _FINGERPRINT:
+        import importlib.util
+
+        entries: list[str] = []
+        for name in ("idxcheck", "idxcheck.rules"):
+            spec = importlib.util.find_spec(name)
+            for location in (spec.submodule_search_locations or []) if spec else []:
+                root = Path(location)
+                for path in sorted(root.rglob("*.py")):
+                    try:
+                        info = path.stat()
+                    except OSError:
+                        continue
+                    entries.append(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}")
+        _FINGERPRINT.append(digest(*entries)[:16])
+    return _FINGERPRINT[0]
+
+
+def tool_versions(solver: str) -> str:
+    """What every cache key carries: idxcheck's version and code, the solver, the layout."""
+    return f"idxcheck {__version__} ({code_fingerprint()}); z3 {solver}; schema {SCHEMA}"
+
+
+def solver_version() -> str:
+    """The installed z3's version, read from the name of its distribution's metadata folder
+    next to the package (z3 is not imported; `importlib.metadata` would search every path
+    entry, a twentieth of a pre-commit run), else from `importlib.metadata`."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("z3")
+        if spec is not None and spec.origin is not None:
+            site = os.path.dirname(os.path.dirname(spec.origin))
+            found = [
+                entry.name[len("z3_solver-") : -len(".dist-info")]
+                for entry in os.scandir(site)
+                if entry.name.startswith("z3_solver-") and entry.name.endswith(".dist-info")
+            ]
+            if len(found) == 1:
+                return found[0]
+        from importlib.metadata import version
+
+        return version("z3-solver")
+    except Exception:
+        return "unknown"
+
+
+def digest(*parts: str) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode())
+        hasher.update(b"\x1f")
+    return hasher.hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: Path, solver_version: str = "") -> None:
+        self.directory = directory
+        self.solver_version = solver_version
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.directory / "cache.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT, used REAL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT, used REAL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)"
+            )
+            # Sizes kept beside the trees, and indexed with `used`: `prune` sums them from the
+            # index alone (summing the lengths of the stored values reads every row).
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS trees "
+                "(key TEXT PRIMARY KEY, size INTEGER, used REAL, value BLOB)"
+            )
+            conn.execute("CREATE INDEX IF NOT EXISTS trees_used ON trees (used, size)")
+            # `prune` finds the least recently used entries by these: without them SQLite reads
+            # every row of the table for its `used`, past the value stored before it (whole
+            # results of a release are megabytes each: 16 ms a scan once the table is full).
+            for table in ("verdicts", "results", "blobs", "parts"):
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
+            self._conn = conn
+        return self._conn
+
+    def versions(self) -> str:
+        return tool_versions(self.solver_version)
+
+    # -- verdicts ---------------------------------------------------------------------------
+
+    def verdict_key(self, *parts: str) -> str:
+        return digest(self.versions(), *parts)
+
+    def get_verdict(self, key: str) -> dict[str, Any] | None:
+        try:
+            row = (
+                self._connect()
+                .execute("SELECT value FROM verdicts WHERE key = ?", (key,))
+                .fetchone()
+            )
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        return json.loads(row[0])  # type: ignore[no-any-return]
+
+    def put_verdict(self, key: str, value: dict[str, Any]) -> None:
+        self._put("verdicts", key, value)
+
+    # -- whole results ----------------------------------------------------------------------
+
+    def get_result(self, key: str) -> bytes | None:
+        stored = self._get("results", key)
+        return bytes(stored) if isinstance(stored, bytes) else None
+
+    def put_result(self, key: str, value: bytes) -> None:
+        self._put_bytes("results", key, value)
+
+    # -- pickled objects (tree facts) ---------------------------------------------------------
+
+    def get_blob(self, key: str) -> bytes | None:
+        stored = self._get("blobs", key)
+        return bytes(stored) if stored is not None else None
+
+    def put_blob(self, key: str, value: bytes) -> None:
+        self._put_bytes("blobs", key, value)
+
+    # -- pickled analyses of single files (`idxcheck.incremental.parts`) ----------------------------------
+
+    def get_part(self, key: str) -> bytes | None:
+        stored = self._get("parts", key)
+        return bytes(stored) if stored is not None else None
+
+    def put_part(self, key: str, value: bytes) -> None:
+        self._put_bytes("parts", key, value)
+
+    # -- pickled syntax trees of class texts (`idxcheck.incremental.parse_store`) ----------------------
+
+    def get_parse(self, key: str) -> bytes | None:
+        stored = self._get("trees", key)
+        return bytes(stored) if stored is not None else None
+
+    def put_parses(self, items: list[tuple[str, bytes]]) -> None:
+        """Several entries in one transaction."""
+        now = time.time()
+        try:
+            conn = self._connect()
+            conn.execute("BEGIN")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO trees (key, size, used, value) VALUES (?, ?, ?, ?)",
+                    [(key, len(value), now, value) for key, value in items],
+                )
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error:
+            pass
+
+    def _put_bytes(self, table: str, key: str, value: bytes) -> None:
+        try:
+            self._connect().execute(
+                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+        except sqlite3.Error:
+            pass
+
+    def _get(self, table: str, key: str) -> Any:
+        """A stored value, marked as used for the size bound. The mark is rewritten at most
+        once an hour: SQLite rewrites the whole row, and rewriting a stored outcome of a
+        megabyte on every warm scan fills the write-ahead log until a checkpoint stalls one."""
+        try:
+            conn = self._connect()
+            row = conn.execute(f"SELECT value, used FROM {table} WHERE key = ?", (key,)).fetchone()
+            if row is not None and time.time() - (row[1] or 0) > USED_RESOLUTION:
+                conn.execute(f"UPDATE {table} SET used = ? WHERE key = ?", (time.time(), key))
+        except sqlite3.Error:
+            return None
+        return row[0] if row is not None else None
+
+    def _put(self, table: str, key: str, value: dict[str, Any]) -> None:
+        try:
+            conn = self._connect()
+            conn.execute(
+                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
+                # Keys in their order: a warm run must print dicts (counterexample, replay)
+                # exactly as the cold run did.
+                (key, json.dumps(value), time.time()),
+            )
+        except sqlite3.Error:
+            pass  # a cache that cannot be written is only slower
+
+    def prune(self) -> None:
+        try:
+            conn = self._connect()
+            for table, limit in (
+                ("verdicts", MAX_VERDICTS),
+                ("results", MAX_RESULTS),
+                ("blobs", MAX_BLOBS),
+                ("parts", MAX_PARTS),
+                ("trees", MAX_PARSES),
+            ):
+                (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+                if count > limit:
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE key IN (SELECT key FROM {table} ORDER BY used LIMIT ?)",
+                        (count - limit,),
+                    )
+            self._prune_parse_bytes(conn)
+            # Where syntax trees were kept before their sizes were: its trees are not read.
+            conn.execute("DROP TABLE IF EXISTS parses")
+        except sqlite3.Error:
+            pass
+
+    def _prune_parse_bytes(self, conn: sqlite3.Connection) -> None:
+        """The least recently used syntax trees removed until the rest fit MAX_PARSE_BYTES."""
+        (size,) = conn.execute("SELECT TOTAL(size) FROM trees").fetchone()
+        if size <= MAX_PARSE_BYTES:
+            return
+        rows = conn.execute("SELECT key, size FROM trees ORDER BY used DESC").fetchall()
+        kept = 0
+        removed: list[tuple[str]] = []
+        for key, length in rows:
+            kept += length or 0
+            if kept > MAX_PARSE_BYTES:
+                removed.append((key,))
+        conn.executemany("DELETE FROM trees WHERE key = ?", removed)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def read_blob(directory: str, key: str) -> bytes | None:
+    """One stored blob, through a connection of its own that is closed again (a scan forks
+    after reading it, and a connection must not cross a fork)."""
+    cache = Cache(Path(directory))
+    try:
+        return cache.get_blob(key)
+    finally:
+        cache.close()
+
+
+def write_blob(directory: str, key: str, value: bytes) -> None:
+    """Store one blob, through a connection of its own that is closed again."""
+    cache = Cache(Path(directory))
+    try:
+        cache.put_blob(key, value)
+    finally:
+        cache.close()
+
+
+def clear(directory: Path) -> bool:
+    path = directory / "cache.sqlite3"
+    removed = False
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(path) + suffix)
+        if candidate.exists():
+            candidate.unlink()
+            removed = True
+    return removed

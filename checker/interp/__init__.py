@@ -1,0 +1,1 @@
+"""The abstract interpreter of backend methods, and its models of library calls."""

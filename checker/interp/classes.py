@@ -1,0 +1,331 @@
+"""Facts per class: interpret `__init__` for the attribute environment, find the attributes a
+class fills per forward, pick the entry points, interpret them, and keep the bindings.
+
+Also reads the `ForwardMode` enum of a scanned tree into a mode model, and the field order of
+dataclasses (for positional construction of metadata objects)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from idxcheck.facts.modes import FLAG_PREFIX, ModeModel, Predicate
+from idxcheck.interp.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
+from idxcheck.interp.values import BoolV, BufferV, CurrentModeV, DictV, LayoutV, TupleV, Value
+from idxcheck.model.spans import Span
+from idxcheck.source.files import ClassSource, FunctionSource
+from idxcheck.source.lazy_import import lazy_module
+from idxcheck.sym.terms import Atom, Const, Formula
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
+
+_SELF_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z_0-9]*)\s*\(")
+
+
+@dataclass
+class ClassFacts:
+    path: str
+    name: str
+    bindings: list[Binding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
+    bases: tuple[str, ...] = ()
+    accesses: list[BufferAccess] = field(default_factory=list)
+
+
+def _resolvable_attribute(value: Value) -> bool:
+    """Per-forward attributes whose value the interpreter may still use when read elsewhere:
+    preallocated layouts and buffers (a stride fixed in `init_cuda_graph_state` and sliced per
+    replay), not per-forward metadata objects."""
+    if isinstance(value, (LayoutV, BufferV)):
+        return True
+    if isinstance(value, DictV):
+        return any(isinstance(v, (LayoutV, BufferV)) for _, v in value.items)
+    if isinstance(value, TupleV):
+        return any(isinstance(v, (LayoutV, BufferV)) for v in value.items)
+    return False
+
+
+def inherited(
+    cls: ClassSource, ctx: ScanContext, depth: int = 0
+) -> tuple[dict[str, FunctionSource], dict[str, FunctionSource], tuple[str, ...]]:
+    """The methods a class has (its own over its bases'), the methods `super()` reaches, and
+    the names of all its bases, following bases found in the scanned tree."""
+    own = dict(cls.methods)
+    from_bases: dict[str, FunctionSource] = {}
+    names: list[str] = []
+    if depth < 6:
+        for base_name in cls.base_names():
+            names.append(base_name)
+            base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
+            if not isinstance(base, ClassSource) or base is cls:
+                continue
+            base_methods, _, base_names = inherited(base, ctx, depth + 1)
+            names.extend(base_names)
+            for name, fn in base_methods.items():
+                from_bases.setdefault(name, fn)
+    methods = {**from_bases, **own}
+    return methods, from_bases, tuple(dict.fromkeys(names))
+
+
+def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
+    methods, base_methods, bases = inherited(cls, ctx)
+    facts = ClassFacts(cls.file.path, cls.name, bases=bases)
+    attrs: dict[str, Value] = {}
+
+    init = methods.get("__init__")
+    if init is not None:
+        interp = ClassInterpreter(ctx, methods, cls.name, record=False, base_methods=base_methods)
+        interp.run_collecting(init, attrs)
+        facts.errors.extend(interp.errors)
+
+    # Attributes written outside __init__ are per-forward state, except preallocations written
+    # exactly once (in one method, one value), which later methods slice.
+    collector = ClassInterpreter(
+        ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+    )
+    written: dict[str, list[Value]] = {}
+    for name, fn in methods.items():
+        if name == "__init__" or not _writes_self(fn):
+            continue
+        collector.self_writes = {}
+        collector.run(fn, collector.entry_args(fn))
+        for attr, values in collector.self_writes.items():
+            written.setdefault(attr, []).extend(values)
+    preallocated: dict[str, Value] = {}
+    forward_state: set[str] = set()
+    for attr, values in written.items():
+        distinct = list(dict.fromkeys(values))
+        if len(distinct) == 1 and _resolvable_attribute(distinct[0]):
+            preallocated[attr] = distinct[0]
+        else:
+            forward_state.add(attr)
+            attrs.pop(attr, None)
+    # The methods that only write in place are run for the names they refill, which matter
+    # only for the preallocations' names: none left to learn (most classes preallocate
+    # nothing), none of these runs (a sixth of the interpretation of SGLang 0.5.23).
+    consulted: set[str] = set()
+    for attr, value in preallocated.items():
+        _refill_names(attr, value, consulted)
+    for name, fn in methods.items():
+        if consulted <= collector.refilled:
+            break
+        if name != "__init__" and not _writes_self(fn) and _writes_in_place(fn):
+            collector.run(fn, collector.entry_args(fn))
+    for attr, value in preallocated.items():
+        attrs[attr] = _unless_refilled(attr, value, collector.refilled)
+
+    entries = entry_points(methods, ctx)
+    facts.entries = [fn.name for fn in entries]
+    runner = ClassInterpreter(
+        ctx,
+        methods,
+        cls.name,
+        attrs=attrs,
+        forward_state_attrs=frozenset(forward_state),
+        base_methods=base_methods,
+    )
+    for fn in entries:
+        runner.run(fn, runner.entry_args(fn))
+    facts.bindings = runner.bindings
+    facts.accesses = runner.accesses
+    facts.errors.extend(runner.errors)
+    return facts
+
+
+def _unless_refilled(name: str, value: Value, refilled: set[str]) -> Value:
+    """A preallocated layout that the class also writes in place (a replay refills
+    `cu_seqlens_q[: bs + 1]`) is a buffer: its initial content is not what kernels read."""
+    if isinstance(value, LayoutV) and name in refilled:
+        return BufferV(name, value.entries, value.loc, value.entries, Const(0))
+    if isinstance(value, DictV):
+        return DictV(tuple((k, _unless_refilled(k, v, refilled)) for k, v in value.items))
+    if isinstance(value, TupleV):
+        return TupleV(tuple(_unless_refilled(name, v, refilled) for v in value.items))
+    return value
+
+
+def _refill_names(name: str, value: Value, into: set[str]) -> None:
+    """The names `_unless_refilled` looks up in the refilled set for `value` under `name`."""
+    into.add(name)
+    if isinstance(value, DictV):
+        for key, item in value.items:
+            _refill_names(key, item, into)
+    elif isinstance(value, TupleV):
+        for item in value.items:
+            _refill_names(name, item, into)
+
+
+_IN_PLACE = re.compile(r"\]\s*=[^=]|\.copy_\(")
+
+
+def _writes_in_place(fn: FunctionSource) -> bool:
+    return bool(_IN_PLACE.search(fn.raw_text()))
+
+
+def analyse_function(fn: FunctionSource, ctx: ScanContext) -> ClassFacts:
+    facts = ClassFacts(fn.file.path, fn.name, entries=[fn.name])
+    interp = ClassInterpreter(ctx, {}, fn.name)
+    interp.run(fn, interp.entry_args(fn))
+    facts.bindings = interp.bindings
+    facts.errors.extend(interp.errors)
+    return facts
+
+
+_SELF_WRITE = re.compile(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]")
+
+
+def _writes_self(fn: FunctionSource) -> bool:
+    return bool(_SELF_WRITE.search(fn.raw_text()))
+
+
+def entry_points(methods: dict[str, FunctionSource], ctx: ScanContext) -> list[FunctionSource]:
+    """Methods the runtime calls: public ones, the profile's entry points, and private ones no
+    other method calls. A helper called by another method gets its modes from its callers."""
+    called: set[str] = set()
+    for name, fn in methods.items():
+        for match in _SELF_CALL.finditer(fn.raw_text()):
+            if match.group(1) != name:
+                called.add(match.group(1))
+    entries: list[FunctionSource] = []
+    for name, fn in methods.items():
+        if name == "__init__" or _is_static(fn):
+            continue
+        if name in ctx.profile.entry_points or not name.startswith("_") or name not in called:
+            entries.append(fn)
+    return entries
+
+
+def _is_static(fn: FunctionSource) -> bool:
+    for deco in fn.node.decorators:
+        expr = deco.decorator
+        if isinstance(expr, cst.Name) and expr.value in ("staticmethod", "classmethod", "property"):
+            return True
+    params = fn.node.params.params
+    return not params or params[0].name.value not in ("self",)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataclass field order
+
+
+def dataclass_fields(cls: ast.ClassDef) -> tuple[str, ...] | None:
+    """Field names in declaration order, for a `@dataclass` class; None for other classes.
+    Read from CPython's tree: no position is asked of a field, and CPython parses a class
+    several times faster than libcst."""
+    if "dataclass" not in _decorator_names(cls):
+        return None
+    names: list[str] = []
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if "ClassVar" not in ast.unparse(stmt.annotation):
+                names.append(stmt.target.id)
+    return tuple(names)
+
+
+def _decorator_names(cls: ast.ClassDef) -> list[str]:
+    names: list[str] = []
+    for expr in cls.decorator_list:
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        if isinstance(expr, ast.Name):
+            names.append(expr.id)
+        elif isinstance(expr, ast.Attribute):
+            names.append(expr.attr)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# The ForwardMode enum
+
+
+class _TreeModeOracle:
+    """Reads predicates of an enum class lazily, detecting predicates that recurse."""
+
+    def __init__(self, cls: ClassSource, ctx: ScanContext, members: tuple[str, ...]) -> None:
+        self.cls = cls
+        self.ctx = ctx
+        self.members = members
+        self.enum_name = cls.name
+        self.predicates: dict[str, Predicate | None] = {}
+        self.errors: list[str] = []
+        self._stack: list[str] = []
+
+    def predicate(self, name: str) -> Predicate | None:
+        if name in self.predicates:
+            return self.predicates[name]
+        fn = self.cls.methods.get(name)
+        if fn is None or name.startswith("__"):
+            return None
+        if name in self._stack:
+            self.errors.append(
+                f"predicate `{self.cls.name}.{name}` recurses ({' -> '.join([*self._stack, name])})"
+            )
+            return None
+        self._stack.append(name)
+        try:
+            pred = self._read(fn)
+        finally:
+            self._stack.pop()
+        self.predicates[name] = pred
+        return pred
+
+    def _read(self, fn: FunctionSource) -> Predicate | None:
+        params: list[tuple[str, bool]] = []
+        plist = fn.node.params.params
+        if not plist or plist[0].name.value != "self":
+            return None
+        args: dict[str, Value] = {"self": CurrentModeV()}
+        for param in [*plist[1:], *fn.node.params.kwonly_params]:
+            default = False
+            if param.default is not None and isinstance(param.default, cst.Name):
+                default = param.default.value == "True"
+            params.append((param.name.value, default))
+            args[param.name.value] = BoolV(Atom(FLAG_PREFIX + param.name.value, param.name.value))
+        sub_ctx = ScanContext(
+            self.ctx.profile, self, self.ctx.dataclass_fields, self.ctx.phase_widths
+        )
+        interp = ClassInterpreter(sub_ctx, {}, self.cls.name, record=False)
+        value, _ = interp.run(fn, args)
+        if interp.errors:
+            self.errors.extend(interp.errors)
+        if isinstance(value, BoolV):
+            return Predicate(fn.name, tuple(params), value.formula)
+        return None
+
+    def call(self, name: str, args: list[Formula], kwargs: dict[str, Formula]) -> Formula | None:
+        pred = self.predicate(name)
+        if pred is None:
+            return None
+        model = ModeModel(self.enum_name, self.members, {name: pred}, "")
+        return model.call(name, args, kwargs)
+
+
+def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list[str]]:
+    members: list[str] = []
+    body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name) and target.value.isupper():
+                        members.append(target.value)
+    oracle = _TreeModeOracle(cls, ctx, tuple(members))
+    predicates: dict[str, Predicate] = {}
+    for name in cls.methods:
+        pred = oracle.predicate(name)
+        if pred is not None:
+            predicates[name] = pred
+    span = Span(cls.file.path, cls.block.header_line, 0, cls.block.header_line, 0)
+    model = ModeModel(cls.name, tuple(members), predicates, cls.file.path, span)
+    return model, oracle.errors
+
+
+def is_mode_enum(cls: ClassSource, enum_name: str = "ForwardMode") -> bool:
+    return cls.name == enum_name and any(b in ("IntEnum", "Enum") for b in cls.base_names())

@@ -1,0 +1,2259 @@
+"""A small abstract interpreter for backend methods.
+
+It walks a method's libcst tree with an environment of abstract values (`values.py`) and a
+path condition, forks at `if`/`elif`/`else` and conditional expressions, joins with
+if-then-else terms, follows early returns, and inlines helpers of the same class, so that a
+site inside a helper gets the forward modes of its call sites. Whenever a value is bound to a
+name with an index-pointer or grid-scalar role (a local, an attribute, a keyword, a dataclass
+field, a dict key, a slice write, a `.copy_()` target) it records a `Binding`; the rules turn
+bindings into obligations.
+
+What it cannot model becomes `UnknownV(reason)`, never a guess."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from idxcheck.interp.values import (
+    BoolV,
+    BoundMethodV,
+    BufferV,
+    ChoiceV,
+    ClassRefV,
+    ConfigV,
+    ConstVecV,
+    CurrentModeV,
+    DictV,
+    FunctionRefV,
+    IntV,
+    LayoutV,
+    MemberV,
+    ModeEnumV,
+    ModuleV,
+    NoneV,
+    ObjectV,
+    RuntimeV,
+    SelfV,
+    StrV,
+    SuperV,
+    TupleV,
+    UnboundV,
+    UnknownV,
+    Value,
+)
+from idxcheck.model.spans import Loc
+from idxcheck.profiles.schema import ROLE_QO, Profile
+from idxcheck.source.files import FunctionSource
+from idxcheck.source.lazy_import import lazy_module
+from idxcheck.sym import poly
+from idxcheck.sym.terms import (
+    FALSE,
+    TRUE,
+    Atom,
+    BinOp,
+    BoolConst,
+    Const,
+    Formula,
+    ModeIs,
+    RuntimeInt,
+    RuntimeWidth,
+    Sym,
+    Tagged,
+    Term,
+    Unknown,
+    binop,
+    cdiv,
+    cmp,
+    conj,
+    const_value,
+    disj,
+    ite,
+    neg,
+    relative_to,
+    specialise_formula,
+    strip,
+    term_leaves,
+    term_size,
+)
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
+
+# The key prefix of opaque conditions on runtime objects (`spec_info.x`, `forward_batch.y is
+# None`): they mean the same wherever they are written, in a runner or a backend.
+RUNTIME_ATOM = "rt:"
+MAX_INLINE_DEPTH = 8
+MAX_ALTERNATIVES = 24
+MAX_TERM_SIZE = 4000
+
+TENSOR_IDENTITY_METHODS = frozenset(
+    {
+        "to",
+        "int",
+        "long",
+        "clone",
+        "contiguous",
+        "cuda",
+        "cpu",
+        "detach",
+        "type",
+        "pin_memory",
+        "flatten",
+        "squeeze",
+        "__getitem__",
+    }
+)
+RUNTIME_TENSOR_METHODS = (
+    frozenset({"numel", "size", "__len__", "cumsum", "view", "reshape"}) | TENSOR_IDENTITY_METHODS
+)
+IN_PLACE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "scatter_", "masked_fill_"})
+ARANGE_FUNCTIONS = frozenset({"torch.arange", "np.arange", "numpy.arange", "arange"})
+ALLOC_FUNCTIONS = frozenset(
+    {
+        "torch.zeros",
+        "torch.empty",
+        "torch.ones",
+        "np.zeros",
+        "np.empty",
+        "numpy.zeros",
+        "numpy.empty",
+    }
+)
+FULL_FUNCTIONS = frozenset({"torch.full", "np.full", "numpy.full"})
+CUMSUM_FUNCTIONS = frozenset({"torch.cumsum", "np.cumsum", "numpy.cumsum"})
+PAD_FUNCTIONS = frozenset({"torch.nn.functional.pad", "F.pad", "nn.functional.pad", "pad"})
+CDIV_FUNCTIONS = frozenset({"triton.cdiv", "cdiv", "ceil_div", "div_up", "ceildiv"})
+KNOWN_MODULES = {
+    "torch": "torch",
+    "np": "np",
+    "numpy": "numpy",
+    "triton": "triton",
+    "math": "math",
+    "F": "F",
+}
+BUILTINS = frozenset(
+    {
+        "max",
+        "min",
+        "int",
+        "len",
+        "getattr",
+        "hasattr",
+        "isinstance",
+        "range",
+        "sum",
+        "abs",
+        "bool",
+        "list",
+        "tuple",
+        "print",
+        "any",
+        "all",
+        "float",
+        "str",
+        "enumerate",
+        "zip",
+        "sorted",
+        "dict",
+        "super",
+        "type",
+        "id",
+        "round",
+    }
+)
+
+
+class ModeOracle(Protocol):
+    @property
+    def members(self) -> tuple[str, ...]: ...
+
+    @property
+    def enum_name(self) -> str: ...
+
+    def call(
+        self, name: str, args: list[Formula], kwargs: dict[str, Formula]
+    ) -> Formula | None: ...
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A value bound to a name that has an index-pointer or grid-scalar role."""
+
+    role: str
+    name: str
+    value: Value
+    pc: Formula
+    loc: Loc
+    function: str
+    chain: tuple[str, ...]
+    kind: str  # assign | keyword | attribute | slice | copy | dictkey | positional
+    target_lower: Term | None = None
+    target_upper: Term | None = None
+    # Bindings made together (the keywords of one call, the fields of one metadata object,
+    # the keys of one dict): a grid scalar is paired with the index pointer of its group.
+    group: Loc | None = None
+    # For slice and copy writes: how many entries the written value has.
+    source_length: Term | None = None
+    # For positional construction: the dataclass whose field order gave the value its name,
+    # and the file that declares it (an edit there can rename what the call binds).
+    declared_by: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class BufferAccess:
+    """A slice of a preallocated buffer (`buf[: bs * topk + 1]`), read or written: it must stay
+    within the buffer's allocation."""
+
+    buffer: str
+    capacity: Term
+    end: Term  # offset + upper bound of the slice
+    alloc: Loc | None
+    loc: Loc
+    pc: Formula
+    function: str
+    chain: tuple[str, ...]
+
+
+@dataclass
+class ScanContext:
+    """What the interpreter needs to know beyond the class it analyses."""
+
+    profile: Profile
+    modes: ModeOracle
+    dataclass_fields: Callable[[str], tuple[str, ...] | None]
+    phase_widths: dict[str, Term]
+    module_functions: frozenset[str] = frozenset()
+    # Definitions of the runtime's width functions found in the scanned tree.
+    width_defs: Mapping[str, FunctionSource] = field(default_factory=dict)
+    # A class of the scanned tree by name (same file first), to follow base classes.
+    class_lookup: Callable[[str, object], object] | None = None
+    # The file that declares a dataclass (by name, as `dataclass_fields` finds it).
+    dataclass_file: Callable[[str], str | None] = lambda _name: None
+
+
+@dataclass
+class State:
+    env: dict[str, Value]
+    pc: Formula
+    alive: bool = True
+
+    def fork(self, pc: Formula) -> State:
+        return State(dict(self.env), pc, self.alive)
+
+
+@dataclass
+class Frame:
+    fn: FunctionSource
+    chain: tuple[str, ...]
+    depth: int
+    returns: list[tuple[Formula, Value]] = field(default_factory=list)
+    exits: list[tuple[Formula, dict[str, Value]]] = field(default_factory=list)
+
+
+class EvaluationLimit(Exception):
+    """A method is too large or too deep to interpret; reported as unsupported."""
+
+
+class ClassInterpreter:
+    """Interprets the methods of one class."""
+
+    def __init__(
+        self,
+        ctx: ScanContext,
+        methods: dict[str, FunctionSource],
+        class_name: str,
+        attrs: dict[str, Value] | None = None,
+        forward_state_attrs: frozenset[str] = frozenset(),
+        record: bool = True,
+        base_methods: dict[str, FunctionSource] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.profile = ctx.profile
+        self.methods = methods
+        self.class_name = class_name
+        self.attrs: dict[str, Value] = dict(attrs or {})
+        self.forward_state_attrs = forward_state_attrs
+        self.record = record
+        self.base_methods = base_methods or {}
+        self.bindings: list[Binding] = []
+        self.self_writes: dict[str, list[Value]] = {}
+        # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
+        # are refilled, whose preallocated content is not what a kernel finally reads.
+        self.refilled: set[str] = set()
+        self.accesses: list[BufferAccess] = []
+        self.errors: list[str] = []
+        self._active: list[str] = []
+
+    # -- entry -----------------------------------------------------------------------------
+
+    def run(
+        self, fn: FunctionSource, args: dict[str, Value], pc: Formula = TRUE
+    ) -> tuple[Value, Formula]:
+        frame = Frame(fn, (fn.qualname,), 0)
+        return self._run_frame(frame, args, pc)
+
+    def run_collecting(self, fn: FunctionSource, attrs: dict[str, Value]) -> None:
+        """Run `fn` (`__init__`) and store the `self` attributes it leaves into `attrs`."""
+        frame = Frame(fn, (fn.qualname,), 0)
+        self._run_frame(frame, self.entry_args(fn), TRUE)
+        for key, value in merged_self_part(frame.exits, {}).items():
+            if isinstance(value, IntV):
+                value = IntV(strip(value.term))
+            attrs[key[len(SELF_PREFIX) :]] = value
+
+    def entry_args(self, fn: FunctionSource) -> dict[str, Value]:
+        args: dict[str, Value] = {}
+        params = fn.node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            name = param.name.value
+            if name in ("self", "cls"):
+                args[name] = SelfV()
+            elif fn.name == "__init__":
+                args[name] = self._init_param(name)
+            else:
+                args[name] = self.entry_param(name, fn)
+        return args
+
+    def _init_param(self, name: str) -> Value:
+        symbol = self.profile.init_param_symbols.get(name)
+        if symbol is not None:
+            return IntV(Sym(symbol))
+        if name in self.profile.config_object_names:
+            return ConfigV(name)
+        return RuntimeV(name, None)
+
+    def entry_param(self, name: str, fn: FunctionSource) -> Value:
+        kind = self.profile.entry_params.get(name)
+        if kind is None:
+            return UnknownV(
+                f"parameter `{name}` of `{fn.qualname}`, whose callers are not in the class"
+            )
+        return self.runtime_value(kind, name)
+
+    def runtime_value(self, kind: str, path: str) -> Value:
+        if kind == "forward_batch":
+            return RuntimeV("forward_batch")
+        if kind == "mode":
+            return CurrentModeV()
+        if kind == "bs":
+            return IntV(Sym("bs"))
+        if kind == "max_bs":
+            return IntV(Sym("max_bs"))
+        if kind == "num_tokens":
+            return IntV(binop("*", Sym("bs"), RuntimeWidth()))
+        if kind == "max_num_tokens":
+            # What the runner that owns the backend passes: its largest batch times its width.
+            return IntV(binop("*", Sym("max_bs"), RuntimeWidth()))
+        if kind == "tensor_bs":
+            return RuntimeV(path, Sym("bs"))
+        if kind == "tensor_tokens":
+            return RuntimeV(path, binop("*", Sym("bs"), RuntimeWidth()))
+        if kind == "tensor":
+            return RuntimeV(path, None)
+        return RuntimeV(path, None)
+
+    # -- frames ----------------------------------------------------------------------------
+
+    def _run_frame(
+        self, frame: Frame, args: dict[str, Value], pc: Formula
+    ) -> tuple[Value, Formula]:
+        state = State(dict(args), pc)
+        self._active.append(frame.fn.qualname)
+        try:
+            body = frame.fn.node.body
+            state = self.exec_suite(body, state, frame)
+        except RecursionError:
+            self.errors.append(f"{frame.fn.qualname}: expression nested too deeply to interpret")
+            frame.returns.append((pc, UnknownV("expression nested too deeply to interpret")))
+            state.alive = False
+        except EvaluationLimit as exc:
+            self.errors.append(f"{frame.fn.qualname}: {exc}")
+            frame.returns.append((pc, UnknownV(str(exc))))
+            state.alive = False
+        finally:
+            self._active.pop()
+        if state.alive:
+            frame.returns.append((state.pc, NoneV()))
+            frame.exits.append((state.pc, _self_part(state.env)))
+        if not frame.returns:
+            return NoneV(), FALSE
+        # Each exit's condition relative to the entry's: the caller is on the entry path
+        # already, and full path conditions inside if-then-else terms would grow without end.
+        value = merge_alternatives([(relative_to(p, pc), v) for p, v in frame.returns])
+        pcs = [p for p, _ in frame.returns]
+        out_pc = pc if all(p == pc for p in pcs) else disj(*pcs)
+        return value, out_pc
+
+    # -- statements ------------------------------------------------------------------------
+
+    def exec_suite(self, suite: cst.BaseSuite, state: State, frame: Frame) -> State:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            return self.exec_smalls(suite.body, state, frame)
+        assert isinstance(suite, cst.IndentedBlock)
+        return self.exec_statements(suite.body, state, frame)
+
+    def exec_statements(
+        self, stmts: Sequence[cst.BaseStatement], state: State, frame: Frame
+    ) -> State:
+        for stmt in stmts:
+            if not state.alive:
+                break
+            state = self.exec_statement(stmt, state, frame)
+        return state
+
+    def exec_smalls(
+        self, smalls: Sequence[cst.BaseSmallStatement], state: State, frame: Frame
+    ) -> State:
+        """The statements of one line (`a = 1; b = 2`), until one ends the path."""
+        for small in smalls:
+            if not state.alive:
+                break
+            state = self.exec_small(small, state, frame)
+        return state
+
+    def exec_statement(self, stmt: cst.BaseStatement, state: State, frame: Frame) -> State:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self.exec_smalls(stmt.body, state, frame)
+        if isinstance(stmt, cst.If):
+            return self.exec_if(stmt, state, frame)
+        if isinstance(stmt, (cst.For, cst.While)):
+            return self.exec_loop(stmt, state, frame)
+        if isinstance(stmt, (cst.Try, cst.TryStar)):
+            return self.exec_try(stmt, state, frame)
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.eval(item.item, state, frame)
+                if item.asname is not None:
+                    self.assign_target(
+                        item.asname.name,
+                        RuntimeV("context") if value else value,
+                        state,
+                        frame,
+                        None,
+                    )
+            return self.exec_suite(stmt.body, state, frame)
+        if isinstance(stmt, cst.FunctionDef):
+            state.env[stmt.name.value] = UnknownV(f"nested function `{stmt.name.value}`")
+            return state
+        if isinstance(stmt, cst.ClassDef):
+            state.env[stmt.name.value] = UnknownV(f"nested class `{stmt.name.value}`")
+            return state
+        if isinstance(stmt, cst.Match):
+            return self.exec_match(stmt, state, frame)
+        return state
+
+    def exec_small(self, small: cst.BaseSmallStatement, state: State, frame: Frame) -> State:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value, state, frame)
+            value = self.tag(value, small.value, frame)
+            for target in small.targets:
+                self.assign_target(target.target, value, state, frame, small.value)
+            return state
+        if isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.tag(self.eval(small.value, state, frame), small.value, frame)
+                self.assign_target(small.target, value, state, frame, small.value)
+            return state
+        if isinstance(small, cst.AugAssign):
+            current = self.eval(small.target, state, frame)
+            rhs = self.eval(small.value, state, frame)
+            op = _binop_name(small.operator)
+            value = self.arith(op, current, rhs) if op else UnknownV("augmented assignment")
+            value = self.tag(value, small.value, frame)
+            self.assign_target(small.target, value, state, frame, small.value)
+            return state
+        if isinstance(small, cst.Expr):
+            self.eval(small.value, state, frame)
+            return state
+        if isinstance(small, cst.Return):
+            returned: Value = NoneV()
+            if small.value is not None:
+                returned = self.tag(self.eval(small.value, state, frame), small.value, frame)
+            frame.returns.append((state.pc, returned))
+            frame.exits.append((state.pc, _self_part(state.env)))
+            state.alive = False
+            return state
+        if isinstance(small, cst.Raise):
+            state.alive = False
+            return state
+        if isinstance(small, cst.Assert):
+            state.pc = conj(state.pc, self.condition(small.test, state, frame))
+            return state
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            self.exec_import(small, state)
+            return state
+        return state
+
+    def exec_import(self, small: cst.Import | cst.ImportFrom, state: State) -> None:
+        names = small.names
+        if isinstance(names, cst.ImportStar):
+            return
+        for alias in names:
+            asname = alias.asname
+            bound = alias.name
+            if asname is not None and isinstance(asname.name, cst.Name):
+                local = asname.name.value
+            elif isinstance(bound, cst.Name):
+                local = bound.value
+            else:
+                continue
+            imported = bound.value if isinstance(bound, cst.Name) else local
+            if imported == self.ctx.modes.enum_name:
+                state.env[local] = ModeEnumV()
+            elif imported in KNOWN_MODULES:
+                state.env[local] = ModuleV(KNOWN_MODULES[imported])
+            elif self.ctx.dataclass_fields(imported) is not None:
+                state.env[local] = ClassRefV(imported)
+            else:
+                state.env[local] = FunctionRefV(imported)
+
+    def exec_if(self, stmt: cst.If, state: State, frame: Frame) -> State:
+        cond = self.condition(stmt.test, state, frame)
+        then_pc = conj(state.pc, cond)
+        else_pc = conj(state.pc, neg(cond))
+        then_state = state.fork(then_pc)
+        if then_pc != FALSE:
+            then_state = self.exec_suite(stmt.body, then_state, frame)
+        else:
+            then_state.alive = False
+        else_state = state.fork(else_pc)
+        if else_pc == FALSE:
+            else_state.alive = False
+        elif isinstance(stmt.orelse, cst.If):
+            else_state = self.exec_if(stmt.orelse, else_state, frame)
+        elif isinstance(stmt.orelse, cst.Else):
+            else_state = self.exec_suite(stmt.orelse.body, else_state, frame)
+        return self.join(cond, then_state, else_state, state.pc, then_pc, else_pc)
+
+    def join(
+        self,
+        cond: Formula,
+        a: State,
+        b: State,
+        pc: Formula,
+        a_pc: Formula,
+        b_pc: Formula,
+    ) -> State:
+        if not a.alive and not b.alive:
+            return State(a.env, FALSE, alive=False)
+        if not a.alive:
+            return b
+        if not b.alive:
+            return a
+        env: dict[str, Value] = {}
+        # Not assigned on one side: reading it there raises (NameError, AttributeError).
+        unbound = UnboundV()
+        for name in a.env.keys() | b.env.keys():
+            va, vb = a.env.get(name), b.env.get(name)
+            if va is vb and va is not None:
+                env[name] = va  # the same value on both sides: what `merge` gives back
+                continue
+            env[name] = merge(
+                cond, va if va is not None else unbound, vb if vb is not None else unbound
+            )
+        joined_pc = pc if (a.pc == a_pc and b.pc == b_pc) else disj(a.pc, b.pc)
+        return State(env, joined_pc)
+
+    def exec_loop(self, stmt: cst.For | cst.While, state: State, frame: Frame) -> State:
+        # The body is interpreted once, under an opaque "the loop runs" condition: sites inside
+        # are recorded, and values assigned in it join with those from before the loop.
+        if isinstance(stmt, cst.For):
+            self.eval(stmt.iter, state, frame)
+        else:
+            self.condition(stmt.test, state, frame)
+        ran = Atom(f"{frame.fn.qualname}:loop@{id(stmt)}", "the loop body runs")
+        body_state = state.fork(conj(state.pc, ran))
+        if isinstance(stmt, cst.For):
+            self.assign_target(stmt.target, UnknownV("loop variable"), body_state, frame, None)
+        body_state = self.exec_suite(stmt.body, body_state, frame)
+        skip_state = state.fork(conj(state.pc, neg(ran)))
+        joined = self.join(
+            ran, body_state, skip_state, state.pc, conj(state.pc, ran), conj(state.pc, neg(ran))
+        )
+        if not joined.alive:
+            # A loop whose body always returns may still not run.
+            joined = skip_state
+        if stmt.orelse is not None:
+            joined = self.exec_suite(stmt.orelse.body, joined, frame)
+        return joined
+
+    def exec_try(self, stmt: cst.Try | cst.TryStar, state: State, frame: Frame) -> State:
+        raised = Atom(f"{frame.fn.qualname}:try@{id(stmt)}", "the try body raises")
+        body_state = self.exec_suite(stmt.body, state.fork(state.pc), frame)
+        if stmt.orelse is not None and body_state.alive:
+            body_state = self.exec_suite(stmt.orelse.body, body_state, frame)
+        result = body_state
+        for handler in stmt.handlers:
+            handler_state = state.fork(conj(state.pc, raised))
+            handler_state = self.exec_suite(handler.body, handler_state, frame)
+            result = self.join(raised, handler_state, result, state.pc, handler_state.pc, result.pc)
+        if stmt.finalbody is not None and result.alive:
+            result = self.exec_suite(stmt.finalbody.body, result, frame)
+        return result
+
+    def exec_match(self, stmt: cst.Match, state: State, frame: Frame) -> State:
+        self.eval(stmt.subject, state, frame)
+        # No case may match (the statement falls through), unless the last is `case _:` or a
+        # bare capture without a guard.
+        last = stmt.cases[-1] if stmt.cases else None
+        irrefutable = (
+            last is not None
+            and last.guard is None
+            and isinstance(last.pattern, cst.MatchAs)
+            and last.pattern.pattern is None
+        )
+        result: State | None = None if irrefutable else state.fork(state.pc)
+        for index, case in enumerate(stmt.cases):
+            taken = Atom(f"{frame.fn.qualname}:case@{id(case)}", f"case {index} matches")
+            case_state = self.exec_suite(case.body, state.fork(conj(state.pc, taken)), frame)
+            result = (
+                case_state
+                if result is None
+                else self.join(taken, case_state, result, state.pc, case_state.pc, result.pc)
+            )
+        return result if result is not None else state
+
+    # -- assignment ------------------------------------------------------------------------
+
+    def assign_target(
+        self,
+        target: cst.BaseExpression,
+        value: Value,
+        state: State,
+        frame: Frame,
+        value_node: cst.BaseExpression | None,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            # A local is not a site: its value becomes one where it reaches a metadata
+            # field, a kernel keyword, a buffer or an attribute.
+            state.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = self.unpack(value, len(target.elements))
+            for element, item in zip(target.elements, items, strict=False):
+                if isinstance(element, cst.StarredElement):
+                    self.assign_target(
+                        element.value, UnknownV("starred assignment"), state, frame, None
+                    )
+                else:
+                    self.assign_target(element.value, item, state, frame, None)
+        elif isinstance(target, cst.Attribute):
+            base = self.eval(target.value, state, frame)
+            attr = target.attr.value
+            if isinstance(base, SelfV):
+                self.self_writes.setdefault(attr, []).append(value)
+                state.env[SELF_PREFIX + attr] = value
+                self.bind(attr, value, target, "attribute", state, frame)
+            elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
+                state.env[target.value.value] = base.with_field(attr, value)
+                self.bind(attr, value, target, "attribute", state, frame, group=base.origin)
+            else:
+                group = base.origin if isinstance(base, ObjectV) else None
+                self.bind(attr, value, target, "attribute", state, frame, group=group)
+        elif isinstance(target, cst.Subscript):
+            self.assign_subscript(target, value, state, frame)
+        elif isinstance(target, cst.StarredElement):
+            self.assign_target(target.value, UnknownV("starred assignment"), state, frame, None)
+
+    def assign_subscript(
+        self, target: cst.Subscript, value: Value, state: State, frame: Frame
+    ) -> None:
+        base_name = _base_name(target.value)
+        base_value = self.eval(target.value, state, frame)
+        lower, upper, is_slice = self.slice_bounds(target, state, frame)
+        if isinstance(base_value, DictV) and not is_slice:
+            key = self._dict_key(target, state, frame)
+            if key is not None:
+                self.bind(key, value, target, "dictkey", state, frame)
+            return
+        if base_name is None:
+            return
+        self.refilled.add(base_name)
+        if is_slice:
+            self.access(base_value, lower, upper, target, state, frame)
+            # `indptr[1 : bs + 1] = cumsum(lens)` makes `indptr` the layout [0, n, 2n, ...]:
+            # the slice write's offset shifts the written layout into the full one.
+            full = self.written_layout(value, lower)
+            self.bind(
+                base_name,
+                full,
+                target,
+                "slice",
+                state,
+                frame,
+                lower,
+                upper,
+                source_length=_length_of_value(value),
+            )
+            if isinstance(target.value, cst.Name) and isinstance(full, LayoutV):
+                state.env[target.value.value] = full
+
+    def written_layout(self, value: Value, lower: Term | None) -> Value:
+        if isinstance(value, ChoiceV):
+            return ChoiceV(tuple((c, self.written_layout(v, lower)) for c, v in value.alts))
+        if not isinstance(value, LayoutV):
+            return value
+        offset = const_value(lower) if lower is not None else 0
+        if offset is None or offset == 0:
+            return value
+        # A layout written from position `offset` on: entry `offset + i` holds
+        # start + i * stride, so the whole buffer is uniform when start == offset * stride.
+        start = binop("-", value.start, binop("*", Const(offset), value.stride))
+        entries = binop("+", value.entries, Const(offset)) if value.entries is not None else None
+        return LayoutV(start, value.stride, entries, value.loc, value.text, value.source)
+
+    def unpack(self, value: Value, count: int) -> list[Value]:
+        if isinstance(value, TupleV):
+            if len(value.items) == count:
+                return list(value.items)
+            return [UnknownV("unpacking a tuple of another length")] * count
+        if isinstance(value, ChoiceV):
+            columns: list[list[tuple[Formula, Value]]] = [[] for _ in range(count)]
+            for cond, alt in value.alts:
+                for i, item in enumerate(self.unpack(alt, count)):
+                    columns[i].append((cond, item))
+            return [merge_alternatives(col) for col in columns]
+        if isinstance(value, RuntimeV):
+            return [RuntimeV(f"{value.path}[{i}]") for i in range(count)]
+        if isinstance(value, UnknownV):
+            return [value] * count
+        return [UnknownV("unpacking a value that is not a tuple")] * count
+
+    # -- bindings --------------------------------------------------------------------------
+
+    def bind(
+        self,
+        name: str,
+        value: Value,
+        node: cst.CSTNode,
+        kind: str,
+        state: State,
+        frame: Frame,
+        lower: Term | None = None,
+        upper: Term | None = None,
+        group: Loc | None = None,
+        source_length: Term | None = None,
+        declared_by: tuple[str, str] | None = None,
+    ) -> None:
+        if not self.record:
+            return
+        role = self.profile.role_of(name)
+        if role is None:
+            return
+        self.bindings.append(
+            Binding(
+                role=role,
+                name=name,
+                value=value,
+                pc=state.pc,
+                loc=frame.fn.loc(node),
+                function=frame.fn.qualname,
+                chain=frame.chain,
+                kind=kind,
+                target_lower=lower,
+                target_upper=upper,
+                group=group,
+                source_length=source_length,
+                declared_by=declared_by,
+            )
+        )
+
+    # -- expressions -----------------------------------------------------------------------
+
+    def tag(self, value: Value, node: cst.BaseExpression, frame: Frame) -> Value:
+        """Attach provenance to an integer: where it was written, and as what."""
+        if isinstance(value, IntV):
+            term = value.term
+            if isinstance(term, Tagged) and term.loc is frame.fn.loc(node):
+                return value
+            return IntV(Tagged(term, frame.fn.loc(node)))
+        return value
+
+    def eval(self, node: cst.BaseExpression, state: State, frame: Frame) -> Value:
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            return UnknownV(f"{_describe(node)} is not modelled")
+        value: Value = method(node, state, frame)
+        return value
+
+    def eval_Name(self, node: cst.Name, state: State, frame: Frame) -> Value:
+        name = node.value
+        if name in state.env:
+            return state.env[name]
+        if name == "True":
+            return BoolV(TRUE)
+        if name == "False":
+            return BoolV(FALSE)
+        if name == "None":
+            return NoneV()
+        if name == self.ctx.modes.enum_name:
+            return ModeEnumV()
+        if name in KNOWN_MODULES:
+            return ModuleV(KNOWN_MODULES[name])
+        if self.ctx.dataclass_fields(name) is not None:
+            return ClassRefV(name)
+        if name in self.profile.config_object_names:
+            return ConfigV(name)
+        if (
+            name in BUILTINS
+            or name in self.ctx.module_functions
+            or name in self.profile.config_functions
+            or name in self.profile.width_functions
+            or name in ARANGE_FUNCTIONS
+            or name in CDIV_FUNCTIONS
+        ):
+            return FunctionRefV(name)
+        return UnknownV(f"name `{name}` is not defined in the analysed code")
+
+    def eval_Integer(self, node: cst.Integer, state: State, frame: Frame) -> Value:
+        try:
+            return IntV(Const(int(node.value.replace("_", ""), 0)))
+        except ValueError:
+            return IntV(Const(int(node.value.replace("_", ""))))
+
+    def eval_Float(self, node: cst.Float, state: State, frame: Frame) -> Value:
+        return UnknownV("a float")
+
+    def eval_SimpleString(self, node: cst.SimpleString, state: State, frame: Frame) -> Value:
+        found = _STRING_VALUES.get(node.value)
+        if found is None:
+            try:
+                value = node.evaluated_value
+            except Exception:
+                found = UnknownV("a string")
+            else:
+                found = StrV(value) if isinstance(value, str) else UnknownV("a bytes literal")
+            if len(_STRING_VALUES) >= _MAX_STRING_VALUES:
+                _STRING_VALUES.clear()
+            _STRING_VALUES[node.value] = found
+        return found
+
+    def eval_ConcatenatedString(
+        self, node: cst.ConcatenatedString, state: State, frame: Frame
+    ) -> Value:
+        return StrV("")
+
+    def eval_FormattedString(self, node: cst.FormattedString, state: State, frame: Frame) -> Value:
+        return StrV("")
+
+    def eval_Ellipsis(self, node: cst.Ellipsis, state: State, frame: Frame) -> Value:
+        return UnknownV("...")
+
+    def eval_Tuple(self, node: cst.Tuple, state: State, frame: Frame) -> Value:
+        return self._sequence(node.elements, state, frame)
+
+    def eval_List(self, node: cst.List, state: State, frame: Frame) -> Value:
+        return self._sequence(node.elements, state, frame)
+
+    def _sequence(self, elements: Sequence[cst.BaseElement], state: State, frame: Frame) -> Value:
+        items: list[Value] = []
+        for element in elements:
+            value = self.eval(element.value, state, frame)
+            if isinstance(element, cst.StarredElement):
+                return UnknownV("a starred element")
+            items.append(self.tag(value, element.value, frame))
+        return TupleV(tuple(items))
+
+    def eval_Set(self, node: cst.Set, state: State, frame: Frame) -> Value:
+        for element in node.elements:
+            self.eval(element.value, state, frame)
+        return UnknownV("a set")
+
+    def eval_Dict(self, node: cst.Dict, state: State, frame: Frame) -> Value:
+        items: list[tuple[str, Value]] = []
+        group = frame.fn.loc(node)
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):  # `**other`
+                self.eval(element.value, state, frame)
+                continue
+            key = self.eval(element.key, state, frame)
+            value = self.tag(self.eval(element.value, state, frame), element.value, frame)
+            if isinstance(key, StrV):
+                items.append((key.value, value))
+                self.bind(key.value, value, element.key, "dictkey", state, frame, group=group)
+        return DictV(tuple(items))
+
+    def eval_Await(self, node: cst.Await, state: State, frame: Frame) -> Value:
+        return self.eval(node.expression, state, frame)
+
+    def eval_NamedExpr(self, node: cst.NamedExpr, state: State, frame: Frame) -> Value:
+        value = self.tag(self.eval(node.value, state, frame), node.value, frame)
+        self.assign_target(node.target, value, state, frame, node.value)
+        return value
+
+    def eval_Lambda(self, node: cst.Lambda, state: State, frame: Frame) -> Value:
+        return UnknownV("a lambda")
+
+    def _comprehension(self, node: cst.BaseExpression, state: State, frame: Frame) -> Value:
+        return UnknownV("a comprehension")
+
+    eval_ListComp = _comprehension
+    eval_SetComp = _comprehension
+    eval_DictComp = _comprehension
+    eval_GeneratorExp = _comprehension
+
+    def eval_Attribute(self, node: cst.Attribute, state: State, frame: Frame) -> Value:
+        base = self.eval(node.value, state, frame)
+        if isinstance(base, SelfV) and SELF_PREFIX + node.attr.value in state.env:
+            return self._reading(state.env[SELF_PREFIX + node.attr.value], node, frame)
+        return self.attribute(base, node.attr.value, node, frame)
+
+    def _reading(self, value: Value, node: cst.CSTNode, frame: Frame) -> Value:
+        if isinstance(value, IntV):
+            return IntV(Tagged(strip(value.term), frame.fn.loc(node)))
+        return value
+
+    def attribute(
+        self, base: Value, attr: str, node: cst.CSTNode | None, frame: Frame | None
+    ) -> Value:
+        if isinstance(base, ChoiceV):
+            return map_choice(base, lambda v: self.attribute(v, attr, node, frame))
+        if isinstance(base, UnboundV):
+            return base
+        if isinstance(base, SuperV):
+            return BoundMethodV(base, attr)
+        if isinstance(base, NoneV):
+            return UnknownV(f"attribute `{attr}` of None")
+        if isinstance(base, SelfV):
+            return self.self_attribute(attr, node, frame)
+        if isinstance(base, ConfigV):
+            symbol = self.profile.config_symbols.get(attr)
+            if symbol is not None:
+                return IntV(Sym(symbol))
+            return UnknownV(f"configuration `{attr}` is not a symbol of the profile")
+        if isinstance(base, RuntimeV):
+            return self.runtime_attribute(base, attr)
+        if isinstance(base, ModuleV):
+            return ModuleV(f"{base.name}.{attr}")
+        if isinstance(base, ModeEnumV):
+            if attr in self.ctx.modes.members:
+                return MemberV(attr)
+            return UnknownV(f"`{self.ctx.modes.enum_name}.{attr}` is not a member")
+        if isinstance(base, (CurrentModeV, MemberV)):
+            return BoundMethodV(base, attr)
+        if isinstance(base, ObjectV):
+            found = base.get(attr)
+            if found is not None:
+                return found
+            return UnknownV(f"`{base.cls}.{attr}` is not set here")
+        if isinstance(base, BoundMethodV):
+            return UnknownV(f"attribute `{attr}` of a method")
+        if isinstance(base, (LayoutV, BufferV, ConstVecV)):
+            if attr == "shape":
+                length = _length_of(base)
+                return TupleV(
+                    (IntV(length) if length is not None else UnknownV("an unknown dimension"),)
+                )
+            return BoundMethodV(base, attr)
+        if isinstance(base, UnknownV):
+            return base
+        if isinstance(base, IntV):
+            return BoundMethodV(base, attr)
+        return BoundMethodV(base, attr)
+
+    def self_attribute(self, attr: str, node: cst.CSTNode | None, frame: Frame | None) -> Value:
+        if attr in self.attrs:
+            value = self.attrs[attr]
+            if node is not None and frame is not None:
+                return self._reading(value, node, frame)
+            return value
+        if attr in self.methods:
+            return BoundMethodV(SelfV(), attr)
+        if attr in self.forward_state_attrs:
+            return RuntimeV(f"self.{attr}")
+        return UnknownV(f"`self.{attr}` is not assigned in `{self.class_name}`")
+
+    def runtime_attribute(self, base: RuntimeV, attr: str) -> Value:
+        if attr in self.profile.runtime_width_attrs:
+            return IntV(RuntimeWidth())
+        if attr in self.profile.config_object_attrs:
+            return ConfigV(f"{base.path}.{attr}")
+        if base.path == "forward_batch":
+            kind = self.profile.forward_batch_attrs.get(attr)
+            if kind is not None:
+                return self.runtime_value(kind, attr)
+        if attr == "shape" and base.length is not None:
+            return TupleV((IntV(base.length),))
+        return RuntimeV(f"{base.path}.{attr}")
+
+    def eval_Subscript(self, node: cst.Subscript, state: State, frame: Frame) -> Value:
+        base = self.eval(node.value, state, frame)
+        if len(node.slice) != 1:
+            for element in node.slice:
+                self._eval_slice_parts(element.slice, state, frame)
+            return self.multi_index(base)
+        inner = node.slice[0].slice
+        if isinstance(inner, cst.Index):
+            index = self.eval(inner.value, state, frame)
+            return self.index(base, index)
+        assert isinstance(inner, cst.Slice)
+        lower = (
+            self.to_term(self.eval(inner.lower, state, frame)) if inner.lower is not None else None
+        )
+        upper = (
+            self.to_term(self.eval(inner.upper, state, frame)) if inner.upper is not None else None
+        )
+        step = self.eval(inner.step, state, frame) if inner.step is not None else None
+        if step is not None:
+            return self.multi_index(base)
+        self.access(base, lower, upper, node, state, frame)
+        return self.slice_value(base, lower, upper)
+
+    def access(
+        self,
+        base: Value,
+        lower: Term | None,
+        upper: Term | None,
+        node: cst.CSTNode,
+        state: State,
+        frame: Frame,
+    ) -> None:
+        """Record a slice of a preallocated buffer, to check it against the allocation."""
+        if not self.record or upper is None:
+            return
+        for pc, alt in iter_choice(base, state.pc):
+            if not isinstance(alt, BufferV) or alt.capacity is None:
+                continue
+            start = alt.offset if alt.offset is not None else Const(0)
+            self.accesses.append(
+                BufferAccess(
+                    alt.name,
+                    alt.capacity,
+                    binop("+", start, upper),
+                    alt.loc,
+                    frame.fn.loc(node),
+                    pc,
+                    frame.fn.qualname,
+                    frame.chain,
+                )
+            )
+
+    def _eval_slice_parts(self, part: cst.BaseSlice, state: State, frame: Frame) -> None:
+        if isinstance(part, cst.Index):
+            self.eval(part.value, state, frame)
+        elif isinstance(part, cst.Slice):
+            for sub in (part.lower, part.upper, part.step):
+                if sub is not None:
+                    self.eval(sub, state, frame)
+
+    def multi_index(self, base: Value) -> Value:
+        if isinstance(base, RuntimeV):
+            return RuntimeV(f"{base.path}[...]")
+        if isinstance(base, (BufferV, LayoutV, ConstVecV)):
+            return UnknownV("multi-dimensional indexing of a metadata buffer")
+        return base if isinstance(base, UnknownV) else UnknownV("multi-dimensional indexing")
+
+    def slice_bounds(
+        self, node: cst.Subscript, state: State, frame: Frame
+    ) -> tuple[Term | None, Term | None, bool]:
+        if len(node.slice) != 1:
+            return None, None, False
+        inner = node.slice[0].slice
+        if isinstance(inner, cst.Slice):
+            lower = (
+                self.to_term(self.eval(inner.lower, state, frame))
+                if inner.lower is not None
+                else None
+            )
+            upper = (
+                self.to_term(self.eval(inner.upper, state, frame))
+                if inner.upper is not None
+                else None
+            )
+            return lower, upper, True
+        return None, None, False
+
+    def _dict_key(self, node: cst.Subscript, state: State, frame: Frame) -> str | None:
+        inner = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(inner, cst.Index):
+            key = self.eval(inner.value, state, frame)
+            if isinstance(key, StrV):
+                return key.value
+        return None
+
+    def index(self, base: Value, index: Value) -> Value:
+        if isinstance(base, ChoiceV):
+            return map_choice(base, lambda v: self.index(v, index))
+        if isinstance(base, TupleV):
+            position = const_value(index.term) if isinstance(index, IntV) else None
+            if position is not None and -len(base.items) <= position < len(base.items):
+                return base.items[position]
+            return UnknownV("indexing a tuple at an unknown position")
+        if isinstance(base, DictV):
+            if isinstance(index, StrV):
+                found = base.get(index.value)
+                return found if found is not None else UnknownV(f"key `{index.value}` is not set")
+            return UnknownV("a dict indexed by a non-constant key")
+        if isinstance(base, LayoutV):
+            if isinstance(index, IntV):
+                return IntV(binop("+", base.start, binop("*", index.term, base.stride)))
+            return UnknownV("indexing a layout")
+        if isinstance(base, ConstVecV):
+            return IntV(base.value)
+        if isinstance(base, RuntimeV):
+            return RuntimeV(f"{base.path}[]")
+        if isinstance(base, BufferV):
+            return RuntimeV(f"{base.name}[]")
+        if isinstance(base, UnknownV):
+            return base
+        return UnknownV("indexing a value that is not a sequence")
+
+    def slice_value(self, base: Value, lower: Term | None, upper: Term | None) -> Value:
+        if isinstance(base, ChoiceV):
+            return map_choice(base, lambda v: self.slice_value(v, lower, upper))
+        if isinstance(base, LayoutV):
+            low = lower if lower is not None else Const(0)
+            start = binop("+", base.start, binop("*", low, base.stride))
+            entries: Term | None = base.entries
+            if upper is not None:
+                entries = binop("-", upper, low)
+            elif entries is not None:
+                entries = binop("-", entries, low)
+            return LayoutV(start, base.stride, entries, base.loc, base.text, base.source)
+        if isinstance(base, BufferV):
+            low = lower if lower is not None else Const(0)
+            if upper is not None:
+                length: Term | None = binop("-", upper, low)
+            else:
+                length = binop("-", base.length, low) if base.length is not None else None
+            offset = binop("+", base.offset, low) if base.offset is not None else None
+            return BufferV(base.name, length, base.loc, base.capacity, offset)
+        if isinstance(base, ConstVecV):
+            return ConstVecV(
+                base.value, binop("-", upper, lower or Const(0)) if upper is not None else None
+            )
+        if isinstance(base, RuntimeV):
+            if upper is not None:
+                return RuntimeV(base.path, binop("-", upper, lower or Const(0)))
+            return RuntimeV(base.path, None)
+        if isinstance(base, TupleV):
+            low_i = const_value(lower) if lower is not None else 0
+            up_i = const_value(upper) if upper is not None else len(base.items)
+            if low_i is not None and up_i is not None:
+                return TupleV(base.items[low_i:up_i])
+            return UnknownV("slicing a tuple at unknown bounds")
+        if isinstance(base, UnknownV):
+            return base
+        return UnknownV("slicing a value that is not a tensor")
+
+    def eval_IfExp(self, node: cst.IfExp, state: State, frame: Frame) -> Value:
+        cond = self.condition(node.test, state, frame)
+        then_value = self.tag(
+            self.eval(node.body, state.fork(conj(state.pc, cond)), frame), node.body, frame
+        )
+        else_value = self.tag(
+            self.eval(node.orelse, state.fork(conj(state.pc, neg(cond))), frame), node.orelse, frame
+        )
+        return merge(cond, then_value, else_value)
+
+    def eval_UnaryOperation(self, node: cst.UnaryOperation, state: State, frame: Frame) -> Value:
+        if isinstance(node.operator, cst.Not):
+            return BoolV(neg(self.condition(node.expression, state, frame)))
+        value = self.eval(node.expression, state, frame)
+        if isinstance(node.operator, cst.Minus):
+            return self.arith("-", IntV(Const(0)), value)
+        if isinstance(node.operator, cst.Plus):
+            return value
+        return UnknownV("bitwise inversion")
+
+    def eval_BinaryOperation(self, node: cst.BinaryOperation, state: State, frame: Frame) -> Value:
+        left = self.eval(node.left, state, frame)
+        right = self.eval(node.right, state, frame)
+        op = _binop_name(node.operator)
+        if op is None:
+            if isinstance(node.operator, cst.Divide):
+                if _is_tensorish(left) or _is_tensorish(right):
+                    return _runtime_like(left, right)
+                return UnknownV("true division `/` (a float)")
+            return UnknownV(f"operator `{type(node.operator).__name__}`")
+        return self.arith(op, left, right)
+
+    def arith(self, op: str, left: Value, right: Value) -> Value:
+        if isinstance(left, ChoiceV):
+            return map_choice(left, lambda v: self.arith(op, v, right))
+        if isinstance(right, ChoiceV):
+            return map_choice(right, lambda v: self.arith(op, left, v))
+        if isinstance(left, IntV) and isinstance(right, IntV):
+            return IntV(self._checked(binop(op, left.term, right.term)))
+        if isinstance(left, LayoutV) and isinstance(right, IntV):
+            if op == "*":
+                return LayoutV(
+                    binop("*", left.start, right.term),
+                    binop("*", left.stride, right.term),
+                    left.entries,
+                    left.loc,
+                    left.text,
+                    "scaled",
+                )
+            if op in ("+", "-"):
+                return LayoutV(
+                    binop(op, left.start, right.term),
+                    left.stride,
+                    left.entries,
+                    left.loc,
+                    left.text,
+                    left.source,
+                )
+        if isinstance(left, IntV) and isinstance(right, LayoutV) and op == "*":
+            return self.arith(op, right, left)
+        if isinstance(left, ConstVecV) and isinstance(right, IntV) and op in ("*", "+", "-", "//"):
+            return ConstVecV(binop(op, left.value, right.term), left.length)
+        if isinstance(left, IntV) and isinstance(right, ConstVecV) and op in ("*", "+"):
+            return ConstVecV(binop(op, left.term, right.value), right.length)
+        if _is_tensorish(left) or _is_tensorish(right):
+            return _runtime_like(left, right)
+        if isinstance(left, UnknownV):
+            return left
+        if isinstance(right, UnknownV):
+            return right
+        return IntV(self._checked(binop(op, self.to_term(left), self.to_term(right))))
+
+    def _checked(self, term: Term) -> Term:
+        if term_size(term, MAX_TERM_SIZE + 1) > MAX_TERM_SIZE:
+            return Unknown("expression too large to model")
+        return term
+
+    def eval_BooleanOperation(
+        self, node: cst.BooleanOperation, state: State, frame: Frame
+    ) -> Value:
+        left = self.eval(node.left, state, frame)
+        left_truth = self.truth(left, node.left, frame)
+        is_and = isinstance(node.operator, cst.And)
+        right_state = state.fork(conj(state.pc, left_truth if is_and else neg(left_truth)))
+        right = self.eval(node.right, right_state, frame)
+        if isinstance(left, BoolV) and isinstance(right, BoolV):
+            return BoolV(
+                conj(left.formula, right.formula) if is_and else disj(left.formula, right.formula)
+            )
+        if is_and:
+            return merge(left_truth, right, left)
+        return merge(left_truth, left, right)
+
+    def eval_Comparison(self, node: cst.Comparison, state: State, frame: Frame) -> Value:
+        left = self.eval(node.left, state, frame)
+        parts: list[Formula] = []
+        left_node: cst.BaseExpression = node.left
+        for target in node.comparisons:
+            right = self.eval(target.comparator, state, frame)
+            parts.append(
+                self.compare(target.operator, left, right, left_node, target.comparator, frame)
+            )
+            left = right
+            left_node = target.comparator
+        return BoolV(conj(*parts))
+
+    def compare(
+        self,
+        operator: cst.BaseCompOp,
+        left: Value,
+        right: Value,
+        left_node: cst.BaseExpression,
+        right_node: cst.BaseExpression,
+        frame: Frame,
+    ) -> Formula:
+        if isinstance(left, ChoiceV):
+            return disj(
+                *(
+                    conj(c, self.compare(operator, v, right, left_node, right_node, frame))
+                    for c, v in left.alts
+                )
+            )
+        if isinstance(right, ChoiceV):
+            return disj(
+                *(
+                    conj(c, self.compare(operator, left, v, left_node, right_node, frame))
+                    for c, v in right.alts
+                )
+            )
+        if isinstance(operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            negate = isinstance(operator, (cst.IsNot, cst.NotEqual))
+            result = self._equality(
+                left, right, left_node, right_node, frame, isinstance(operator, (cst.Is, cst.IsNot))
+            )
+            if result is not None:
+                return neg(result) if negate else result
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            result = self._membership(left, right)
+            if result is not None:
+                return neg(result) if isinstance(operator, cst.NotIn) else result
+        op = _cmp_name(operator)
+        if op is not None and isinstance(left, (IntV, BoolV)) and isinstance(right, (IntV, BoolV)):
+            return cmp(op, self.to_term(left), self.to_term(right))
+        return self.opaque(left_node, right_node, operator, frame, left, right)
+
+    def _equality(
+        self,
+        left: Value,
+        right: Value,
+        left_node: cst.BaseExpression,
+        right_node: cst.BaseExpression,
+        frame: Frame,
+        identity: bool,
+    ) -> Formula | None:
+        if isinstance(left, CurrentModeV) and isinstance(right, MemberV):
+            return ModeIs(frozenset({right.name}))
+        if isinstance(right, CurrentModeV) and isinstance(left, MemberV):
+            return ModeIs(frozenset({left.name}))
+        if isinstance(left, MemberV) and isinstance(right, MemberV):
+            return BoolConst(left.name == right.name)
+        if isinstance(left, CurrentModeV) and isinstance(right, CurrentModeV):
+            return TRUE
+        if isinstance(right, NoneV) or isinstance(left, NoneV):
+            other = left if isinstance(right, NoneV) else right
+            if isinstance(other, NoneV):
+                return TRUE
+            if isinstance(other, (RuntimeV, UnknownV)):
+                path = other.path if isinstance(other, RuntimeV) else None
+                text = (
+                    f"{path} is None"
+                    if path
+                    else f"{_short(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
+                )
+                key = f"none:{path}" if path else f"{frame.fn.qualname}:{text}"
+                return Atom(key, text)
+            return FALSE
+        if isinstance(left, StrV) and isinstance(right, StrV):
+            return BoolConst(left.value == right.value)
+        if not identity and isinstance(left, (IntV, BoolV)) and isinstance(right, (IntV, BoolV)):
+            return cmp("==", self.to_term(left), self.to_term(right))
+        return None
+
+    def _membership(self, left: Value, right: Value) -> Formula | None:
+        if isinstance(left, CurrentModeV) and isinstance(right, TupleV):
+            members = [v.name for v in right.items if isinstance(v, MemberV)]
+            if len(members) == len(right.items):
+                return ModeIs(frozenset(members))
+        if isinstance(left, MemberV) and isinstance(right, TupleV):
+            return BoolConst(
+                any(isinstance(v, MemberV) and v.name == left.name for v in right.items)
+            )
+        if isinstance(left, StrV) and isinstance(right, TupleV):
+            return BoolConst(
+                any(isinstance(v, StrV) and v.value == left.value for v in right.items)
+            )
+        return None
+
+    def opaque(
+        self,
+        left_node: cst.BaseExpression,
+        right_node: cst.BaseExpression,
+        operator: cst.BaseCompOp,
+        frame: Frame,
+        left: Value,
+        right: Value,
+    ) -> Formula:
+        text = f"{_short(frame.fn.code(left_node))} {_op_text(operator)} {_short(frame.fn.code(right_node))}"
+        return Atom(self._atom_key(text, frame, left, right), text)
+
+    def _atom_key(self, text: str, frame: Frame, *values: Value) -> str:
+        # Conditions over runtime objects or `self` attributes mean the same wherever they are
+        # written; other conditions are local to the function that wrote them.
+        if values and all(
+            isinstance(v, (RuntimeV, ConfigV, IntV, StrV, NoneV, SelfV)) for v in values
+        ):
+            paths = [v.path for v in values if isinstance(v, (RuntimeV, ConfigV))]
+            if paths:
+                return RUNTIME_ATOM + text
+        if text.startswith("self."):
+            return f"{self.class_name}:{text}"
+        return f"{frame.fn.qualname}:{text}"
+
+    def condition(self, node: cst.BaseExpression, state: State, frame: Frame) -> Formula:
+        value = self.eval(node, state, frame)
+        return self.truth(value, node, frame)
+
+    def truth(self, value: Value, node: cst.BaseExpression, frame: Frame) -> Formula:
+        if isinstance(value, BoolV):
+            return value.formula
+        if isinstance(value, IntV):
+            inner = strip(value.term)
+            if isinstance(inner, (Unknown, RuntimeInt)):
+                text = _short(frame.fn.code(node))
+                return Atom(self._atom_key(text, frame), text)
+            return cmp("!=", value.term, Const(0))
+        if isinstance(value, NoneV):
+            return FALSE
+        if isinstance(value, StrV):
+            return BoolConst(bool(value.value))
+        if isinstance(value, ChoiceV):
+            return disj(*(conj(c, self.truth(v, node, frame)) for c, v in value.alts))
+        if isinstance(value, (ObjectV, ClassRefV, ModuleV, FunctionRefV, BoundMethodV, SelfV)):
+            return TRUE
+        if isinstance(value, RuntimeV):
+            # Named by the runtime object, so that the same condition read in a runner and in
+            # a backend is one atom.
+            return Atom(RUNTIME_ATOM + value.path, value.path)
+        text = _short(frame.fn.code(node))
+        return Atom(self._atom_key(text, frame), text)
+
+    def to_term(self, value: Value) -> Term:
+        if isinstance(value, IntV):
+            return value.term
+        if isinstance(value, BoolV):
+            return ite(value.formula, Const(1), Const(0))
+        if isinstance(value, RuntimeV):
+            return RuntimeInt(value.path)
+        if isinstance(value, UnknownV):
+            return Unknown(value.reason)
+        if isinstance(value, ChoiceV):
+            result: Term | None = None
+            for cond, alt in reversed(value.alts):
+                term = self.to_term(alt)
+                result = term if result is None else ite(cond, term, result)
+            return result if result is not None else Unknown("no value")
+        if isinstance(value, NoneV):
+            return Unknown("None used as an integer")
+        return Unknown(f"{_kind(value)} used as an integer")
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def eval_Call(self, node: cst.Call, state: State, frame: Frame) -> Value:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+            # Whatever the receiver evaluates to, its name is a buffer refilled in place.
+            refilled = _base_name(node.func.value)
+            if refilled is not None:
+                self.refilled.add(refilled)
+        func = self._callee(node.func, state, frame)
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for arg in node.args:
+            value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
+            if arg.star:
+                return self._unknown_call(node, func, frame, "a call with *args or **kwargs")
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            else:
+                args.append(value)
+                if not isinstance(func, (BoundMethodV, ClassRefV)) or (
+                    isinstance(func, BoundMethodV) and not isinstance(func.receiver, SelfV)
+                ):
+                    # An index pointer handed to a kernel by position: its variable's name
+                    # says what it is, and it pairs with the grid scalars of the call.
+                    name = _base_name(arg.value)
+                    if name is not None and self.profile.role_of(name) == ROLE_QO:
+                        self.bind(
+                            name,
+                            value,
+                            arg.value,
+                            "argument",
+                            state,
+                            frame,
+                            group=frame.fn.loc(node),
+                        )
+        return self.call(func, args, kwargs, node, state, frame)
+
+    def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
+        """What is called: a method of an object built here is a method, not a missing field."""
+        if isinstance(func, cst.Attribute):
+            base = self.eval(func.value, state, frame)
+            if isinstance(base, ObjectV) and base.get(func.attr.value) is None:
+                return BoundMethodV(base, func.attr.value)
+            if func.attr.value in self.profile.width_functions and not isinstance(base, UnknownV):
+                return BoundMethodV(base, func.attr.value)
+            if isinstance(base, RuntimeV) and func.attr.value in RUNTIME_TENSOR_METHODS:
+                # A method of a runtime tensor whose length is known (`seq_lens.numel()`).
+                return BoundMethodV(base, func.attr.value)
+            if isinstance(base, SelfV) and SELF_PREFIX + func.attr.value in state.env:
+                return self._reading(state.env[SELF_PREFIX + func.attr.value], func, frame)
+            return self.attribute(base, func.attr.value, func, frame)
+        return self.eval(func, state, frame)
+
+    def call(
+        self,
+        func: Value,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> Value:
+        keyword_nodes = {a.keyword.value: a for a in node.args if a.keyword is not None}
+        # Keywords that name a role bind the value, whatever is called (a metadata class, a
+        # kernel launcher, dict(...)); a value already bound where it was built dedupes later.
+        inlined = (
+            isinstance(func, BoundMethodV)
+            and isinstance(func.receiver, SelfV)
+            and func.name in self.methods
+        )
+        if not isinstance(func, ClassRefV) and not inlined:
+            # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
+            group = frame.fn.loc(node)
+            for key, value in kwargs.items():
+                self.bind(key, value, keyword_nodes[key], "keyword", state, frame, group=group)
+        if isinstance(func, ChoiceV):
+            return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
+        if isinstance(func, BoundMethodV):
+            return self.call_method(func, args, kwargs, node, state, frame)
+        if isinstance(func, ModuleV):
+            return self.call_function(func.name, args, kwargs, node, state, frame)
+        if isinstance(func, FunctionRefV):
+            return self.call_function(func.name, args, kwargs, node, state, frame)
+        if isinstance(func, ClassRefV):
+            return self.construct(func.name, args, kwargs, node, state, frame)
+        if isinstance(func, ModeEnumV):
+            return CurrentModeV()
+        if (
+            isinstance(node.func, cst.Name)
+            and node.func.value[:1].isupper()
+            and isinstance(func, UnknownV)
+        ):
+            # A class not in the scanned code (a metadata class of another module): its
+            # keywords are its fields; positional arguments are not mapped to fields.
+            return ObjectV(node.func.value, tuple(kwargs.items()), frame.fn.loc(node))
+        return self._unknown_call(node, func, frame, None)
+
+    def _unknown_call(self, node: cst.Call, func: Value, frame: Frame, reason: str | None) -> Value:
+        if isinstance(func, RuntimeV):
+            return RuntimeV(f"{func.path}()")
+        if isinstance(func, UnknownV) and reason is None:
+            return UnknownV(f"call to `{_short(frame.fn.code(node.func))}`: {func.reason}")
+        return UnknownV(reason or f"call to `{_short(frame.fn.code(node.func))}` is not modelled")
+
+    def call_method(
+        self,
+        func: BoundMethodV,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> Value:
+        receiver, name = func.receiver, func.name
+        if name in self.profile.width_functions:
+            return self.width_function(name, args, kwargs, receiver, node, state, frame)
+        if isinstance(receiver, SelfV):
+            fn = self.methods.get(name)
+            if fn is not None:
+                return self.inline(fn, args, kwargs, node, state, frame)
+            return UnknownV(f"`self.{name}()` is not defined in `{self.class_name}`")
+        if isinstance(receiver, SuperV):
+            fn = self.base_methods.get(name)
+            if fn is not None:
+                return self.inline(fn, args, kwargs, node, state, frame, as_self=True)
+            return UnknownV(f"`super().{name}()` is not in the scanned tree")
+        if isinstance(receiver, CurrentModeV):
+            formula = self.ctx.modes.call(
+                name,
+                [self._as_formula(a) for a in args],
+                {k: self._as_formula(v) for k, v in kwargs.items()},
+            )
+            if formula is None:
+                text = _short(frame.fn.code(node))
+                return BoolV(Atom(f"mode-predicate:{name}", text))
+            return BoolV(formula)
+        if isinstance(receiver, MemberV):
+            formula = self.ctx.modes.call(
+                name,
+                [self._as_formula(a) for a in args],
+                {k: self._as_formula(v) for k, v in kwargs.items()},
+            )
+            if formula is None:
+                return UnknownV(f"`{name}` is not a predicate of {self.ctx.modes.enum_name}")
+            return BoolV(specialise_formula(formula, receiver.name))
+        if name == "copy_" and isinstance(node.func, cst.Attribute):
+            target_name = _base_name(node.func.value)
+            if target_name is not None:
+                self.refilled.add(target_name)
+            source = args[0] if args else UnknownV("copy_ without a source")
+            lower, upper = self._receiver_slice(node.func.value, state, frame)
+            if target_name is not None:
+                self.bind(
+                    target_name,
+                    self.written_layout(source, lower),
+                    node,
+                    "copy",
+                    state,
+                    frame,
+                    lower,
+                    upper,
+                    source_length=_length_of_value(source),
+                )
+            return receiver
+        if name in ("fill_", "zero_", "copy_", "index_copy_", "scatter_", "masked_fill_"):
+            return receiver
+        if isinstance(receiver, (LayoutV, BufferV, ConstVecV)):
+            return self.tensor_method(receiver, name, args, node, frame)
+        if isinstance(receiver, RuntimeV):
+            if (
+                name in ("numel", "size", "__len__")
+                and receiver.length is not None
+                and not (
+                    name == "size" and args and const_value(self.to_term(args[0])) not in (0, None)
+                )
+            ):
+                return IntV(receiver.length)
+            if name == "cumsum":
+                return RuntimeV(f"cumsum({receiver.path})", receiver.length)
+            if name in TENSOR_IDENTITY_METHODS or name in ("view", "reshape"):
+                return receiver
+            return RuntimeV(f"{receiver.path}.{name}()")
+        if isinstance(receiver, ConfigV):
+            return UnknownV(f"call to `{receiver.path}.{name}()` is not modelled")
+        if isinstance(receiver, IntV):
+            if name in ("item", "__int__"):
+                return receiver
+            return UnknownV(f"method `{name}` of an integer")
+        if isinstance(receiver, ObjectV):
+            return UnknownV(f"method `{name}` of `{receiver.cls}` is not modelled")
+        if isinstance(receiver, UnknownV):
+            return UnknownV(f"call to `{_short(frame.fn.code(node.func))}`: {receiver.reason}")
+        return UnknownV(f"call to `{_short(frame.fn.code(node.func))}` is not modelled")
+
+    def _receiver_slice(
+        self, node: cst.BaseExpression, state: State, frame: Frame
+    ) -> tuple[Term | None, Term | None]:
+        if isinstance(node, cst.Subscript):
+            lower, upper, is_slice = self.slice_bounds(node, state, frame)
+            if is_slice:
+                return lower, upper
+        return None, None
+
+    def _as_formula(self, value: Value) -> Formula:
+        if isinstance(value, BoolV):
+            return value.formula
+        if isinstance(value, IntV):
+            return cmp("!=", value.term, Const(0))
+        if isinstance(value, NoneV):
+            return FALSE
+        return Atom(f"value:{value!r}"[:200], "a flag")
+
+    def width_function(
+        self,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        receiver: Value | None = None,
+        node: cst.Call | None = None,
+        state: State | None = None,
+        frame: Frame | None = None,
+    ) -> Value:
+        """A width the runtime computes: interpreted from its definition in the scanned tree
+        when there is one (so backend and runner share its conditions), else the profile's."""
+        definition = self.ctx.width_defs.get(name)
+        if definition is not None and node is not None and state is not None and frame is not None:
+            return self.inline(definition, args, kwargs, node, state, frame, receiver=receiver)
+        phase = self.profile.width_functions.get(name)
+        if phase is not None and phase.startswith("arg:"):
+            wanted = phase[len("arg:") :]
+            given = kwargs.get(wanted, args[0] if args else None)
+            return (
+                given
+                if isinstance(given, IntV)
+                else UnknownV(f"`{name}` of a width that is not known")
+            )
+        if phase is None:
+            given = kwargs.get("phase")
+            if isinstance(given, StrV):
+                phase = given.value
+        if phase is None or phase not in self.ctx.phase_widths:
+            return UnknownV(f"`{name}` with a phase that is not known")
+        return IntV(self.ctx.phase_widths[phase])
+
+    def tensor_method(
+        self,
+        receiver: LayoutV | BufferV | ConstVecV,
+        name: str,
+        args: list[Value],
+        node: cst.Call,
+        frame: Frame,
+    ) -> Value:
+        if name in TENSOR_IDENTITY_METHODS:
+            return receiver
+        if name in ("numel", "__len__") or (
+            name == "size" and (not args or const_value(self.to_term(args[0])) == 0)
+        ):
+            length = _length_of(receiver)
+            return IntV(length) if length is not None else UnknownV("a tensor of unknown length")
+        if name == "cumsum" and isinstance(receiver, ConstVecV):
+            return self.cumsum(receiver, node, frame)
+        if name == "view" and args and const_value(self.to_term(args[0])) == -1:
+            return receiver
+        return UnknownV(f"tensor method `{name}` is not modelled")
+
+    def call_function(
+        self,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> Value:
+        short = name.split(".")[-1]
+        if name in ARANGE_FUNCTIONS or (
+            short == "arange" and name.startswith(("torch", "np", "numpy"))
+        ):
+            return self.arange(args, kwargs, node, frame)
+        if name in CUMSUM_FUNCTIONS:
+            source = args[0] if args else kwargs.get("input", UnknownV("cumsum without input"))
+            return self.cumsum(source, node, frame)
+        if name in FULL_FUNCTIONS:
+            size = args[0] if args else kwargs.get("size", UnknownV("full without size"))
+            fill = (
+                args[1]
+                if len(args) > 1
+                else kwargs.get("fill_value", UnknownV("full without value"))
+            )
+            length = _first_dim(size)
+            if isinstance(fill, IntV):
+                return ConstVecV(fill.term, length)
+            return (
+                RuntimeV("full()", length)
+                if isinstance(fill, RuntimeV)
+                else UnknownV("torch.full of an unknown value")
+            )
+        if name in ALLOC_FUNCTIONS:
+            size = args[0] if args else kwargs.get("size", UnknownV("allocation without size"))
+            length = _first_dim(size)
+            if short == "ones" and length is not None:
+                return ConstVecV(Const(1), length)
+            return BufferV(
+                _short(frame.fn.code(node)), length, frame.fn.loc(node), length, Const(0)
+            )
+        if name in PAD_FUNCTIONS or short == "pad":
+            source = args[0] if args else UnknownV("pad without input")
+            pad = args[1] if len(args) > 1 else kwargs.get("pad", UnknownV("pad without widths"))
+            return self.pad(source, pad)
+        if name in CDIV_FUNCTIONS or short in CDIV_FUNCTIONS:
+            if len(args) == 2 and isinstance(args[0], IntV) and isinstance(args[1], IntV):
+                return IntV(cdiv(args[0].term, args[1].term))
+            return UnknownV("cdiv of unknown values")
+        if name in ("max", "min"):
+            return self.builtin_minmax(name, args)
+        if name in ("int", "round"):
+            if args and isinstance(args[0], (IntV, RuntimeV, UnknownV)):
+                return (
+                    args[0] if not isinstance(args[0], RuntimeV) else IntV(RuntimeInt(args[0].path))
+                )
+            return UnknownV(f"`{name}()` of a non-integer")
+        if name == "len":
+            if args:
+                value = args[0]
+                if isinstance(value, TupleV):
+                    return IntV(Const(len(value.items)))
+                length = (
+                    _length_of(value)
+                    if isinstance(value, (LayoutV, BufferV, ConstVecV, RuntimeV))
+                    else None
+                )
+                if length is not None:
+                    return IntV(length)
+                if isinstance(value, RuntimeV):
+                    return IntV(RuntimeInt(f"len({value.path})"))
+            return UnknownV("`len()` of a value of unknown length")
+        if name in ("getattr",):
+            if len(args) >= 2 and isinstance(args[1], StrV):
+                found = self.attribute(args[0], args[1].value, None, frame)
+                if isinstance(found, UnknownV) and len(args) == 3 and isinstance(args[0], SelfV):
+                    return merge(
+                        Atom(
+                            f"{self.class_name}:hasattr:{args[1].value}",
+                            f"hasattr(self, {args[1].value!r})",
+                        ),
+                        found,
+                        args[2],
+                    )
+                return found
+            return UnknownV("getattr with a non-constant name")
+        if name == "hasattr":
+            text = _short(frame.fn.code(node))
+            return BoolV(Atom(self._atom_key(text, frame, *args), text))
+        if name == "isinstance":
+            text = _short(frame.fn.code(node))
+            return BoolV(Atom(self._atom_key(text, frame, *args), text))
+        if name == "sum":
+            if args and isinstance(args[0], RuntimeV):
+                return IntV(RuntimeInt(f"sum({args[0].path})"))
+            return UnknownV("`sum()` of a value that is not from the runtime")
+        if name == "bool":
+            return BoolV(self.truth(args[0], node.args[0].value, frame)) if args else BoolV(FALSE)
+        if name in self.profile.config_functions:
+            return ConfigV(f"{name}()")
+        if name in self.profile.width_functions:
+            return self.width_function(name, args, kwargs, None, node, state, frame)
+        if name == "super":
+            return SuperV()
+        if name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in args):
+            return RuntimeV(f"{name}()", None)
+        if (
+            name.startswith("torch.")
+            and short in ("max", "min", "sum")
+            and args
+            and isinstance(args[0], RuntimeV)
+        ):
+            return RuntimeV(f"{name}()", None)
+        return UnknownV(f"call to `{name}` is not modelled")
+
+    def builtin_minmax(self, name: str, args: list[Value]) -> Value:
+        if len(args) == 1:
+            only = args[0]
+            if isinstance(only, RuntimeV):
+                return IntV(RuntimeInt(f"{name}({only.path})"))
+            if isinstance(only, TupleV) and only.items:
+                args = list(only.items)
+            else:
+                return UnknownV(f"`{name}()` of one value that is not from the runtime")
+        if len(args) < 2:
+            return UnknownV(f"`{name}()` with no arguments")
+        result = args[0]
+        for other in args[1:]:
+            if isinstance(result, IntV) and isinstance(other, IntV):
+                result = IntV(binop(name, result.term, other.term))
+            elif isinstance(result, (IntV, RuntimeV, UnknownV)) and isinstance(
+                other, (IntV, RuntimeV, UnknownV)
+            ):
+                result = IntV(binop(name, self.to_term(result), self.to_term(other)))
+            else:
+                return UnknownV(f"`{name}()` of values that are not integers")
+        return result
+
+    def arange(
+        self, args: list[Value], kwargs: dict[str, Value], node: cst.Call, frame: Frame
+    ) -> Value:
+        positional = list(args)
+        start_v: Value = kwargs.get("start", IntV(Const(0)))
+        end_v: Value | None = kwargs.get("end")
+        step_v: Value = kwargs.get("step", IntV(Const(1)))
+        if len(positional) == 1 and end_v is None:
+            end_v = positional[0]
+        elif len(positional) >= 2:
+            start_v, end_v = positional[0], positional[1]
+            if len(positional) >= 3:
+                step_v = positional[2]
+        elif len(positional) == 1:
+            start_v = positional[0]
+        if end_v is None:
+            return UnknownV("arange without an end")
+        loc = frame.fn.loc(node)
+        text = _short(frame.fn.code(node))
+        start, end, step = self.to_term(start_v), self.to_term(end_v), self.to_term(step_v)
+        if any(isinstance(v, RuntimeV) for v in (start_v, end_v, step_v)) and not isinstance(
+            step_v, IntV
+        ):
+            return RuntimeV(f"arange({text})")
+        return LayoutV(start, step, entries_of(start, end, step), loc, text, "arange")
+
+    def cumsum(self, source: Value, node: cst.Call, frame: Frame) -> Value:
+        if isinstance(source, ChoiceV):
+            return map_choice(source, lambda v: self.cumsum(v, node, frame))
+        if isinstance(source, ConstVecV):
+            # cumsum of n repeated: [n, 2n, ..., len * n]
+            return LayoutV(
+                source.value,
+                source.value,
+                source.length,
+                frame.fn.loc(node),
+                _short(frame.fn.code(node)),
+                "cumsum",
+            )
+        if isinstance(source, RuntimeV):
+            return RuntimeV(f"cumsum({source.path})", source.length)
+        if isinstance(source, UnknownV):
+            return UnknownV(f"cumsum of a value that is not modelled: {source.reason}")
+        return UnknownV("cumsum of a value that is not a vector")
+
+    def pad(self, source: Value, pad: Value) -> Value:
+        if isinstance(source, ChoiceV):
+            return map_choice(source, lambda v: self.pad(v, pad))
+        if isinstance(source, LayoutV) and isinstance(pad, TupleV) and len(pad.items) == 2:
+            before = const_value(self.to_term(pad.items[0]))
+            after = const_value(self.to_term(pad.items[1]))
+            if (
+                before == 1
+                and after == 0
+                and const_value(binop("-", source.start, source.stride)) == 0
+            ) or (before == 1 and after == 0 and strip(source.start) == strip(source.stride)):
+                entries = (
+                    binop("+", source.entries, Const(1)) if source.entries is not None else None
+                )
+                return LayoutV(
+                    Const(0), source.stride, entries, source.loc, source.text, source.source
+                )
+        if isinstance(source, RuntimeV):
+            return RuntimeV(f"pad({source.path})", None)
+        return UnknownV("padding a value that is not a uniform layout")
+
+    def construct(
+        self,
+        cls_name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> Value:
+        fields = self.ctx.dataclass_fields(cls_name) or ()
+        values: list[tuple[str, Value]] = []
+        group = frame.fn.loc(node)
+        positional_nodes = [a for a in node.args if a.keyword is None]
+        path = self.ctx.dataclass_file(cls_name) if args and fields else None
+        declared_by = (cls_name, path) if path is not None else None
+        for index, value in enumerate(args):
+            if index < len(fields):
+                values.append((fields[index], value))
+                self.bind(
+                    fields[index],
+                    value,
+                    positional_nodes[index],
+                    "positional",
+                    state,
+                    frame,
+                    group=group,
+                    declared_by=declared_by,
+                )
+        for key, value in kwargs.items():
+            values.append((key, value))
+            keyword_node = next(
+                a for a in node.args if a.keyword is not None and a.keyword.value == key
+            )
+            self.bind(key, value, keyword_node, "keyword", state, frame, group=group)
+        return ObjectV(cls_name, tuple(values), group)
+
+    def inline(
+        self,
+        fn: FunctionSource,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+        receiver: Value | None = None,
+        as_self: bool = False,
+    ) -> Value:
+        if fn.qualname in self._active or frame.depth >= MAX_INLINE_DEPTH:
+            return UnknownV(f"recursive or too deeply nested call to `{fn.qualname}`")
+        bound = self.bind_params(fn, args, kwargs, state, frame, receiver)
+        if isinstance(bound, UnknownV):
+            return bound
+        callee = Frame(fn, (*frame.chain, fn.qualname), frame.depth + 1)
+        # A method of this class (or of a base, through `self` or `super()`) shares our `self`;
+        # a function of another class or module (a width function) does not.
+        own = receiver is None and (
+            as_self or fn.owner == self.class_name or fn in self.methods.values()
+        )
+        if own:
+            bound.update(_self_part(state.env))
+        outer_methods = self.methods
+        if not own:
+            self.methods = {}
+        try:
+            value, out_pc = self._run_frame(callee, bound, state.pc)
+        finally:
+            self.methods = outer_methods
+        if own:
+            state.env.update(
+                merged_self_part(
+                    [(relative_to(p, state.pc), part) for p, part in callee.exits], state.env
+                )
+            )
+        if out_pc == FALSE:
+            state.alive = False
+        elif out_pc != state.pc:
+            state.pc = out_pc
+        return value
+
+    def bind_params(
+        self,
+        fn: FunctionSource,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        state: State,
+        frame: Frame,
+        receiver: Value | None = None,
+    ) -> dict[str, Value] | UnknownV:
+        params = fn.node.params
+        positional = [*params.posonly_params, *params.params]
+        bound: dict[str, Value] = {}
+        if positional and positional[0].name.value in ("self", "cls") and fn.owner is not None:
+            bound[positional[0].name.value] = receiver if receiver is not None else SelfV()
+            positional = positional[1:]
+        if (
+            params.star_arg is not None and isinstance(params.star_arg, cst.Param)
+        ) or params.star_kwarg is not None:
+            if len(args) > len(positional):
+                return UnknownV(f"`{fn.qualname}` takes *args")
+        remaining = list(args)
+        for param in positional:
+            if remaining:
+                bound[param.name.value] = remaining.pop(0)
+        for key, value in kwargs.items():
+            bound[key] = value
+        for param in [*positional, *params.kwonly_params]:
+            name = param.name.value
+            if name not in bound:
+                if param.default is not None:
+                    default_state = State({}, state.pc)
+                    bound[name] = self.eval(
+                        param.default, default_state, Frame(fn, frame.chain, frame.depth)
+                    )
+                else:
+                    bound[name] = UnknownV(f"parameter `{name}` of `{fn.qualname}` is not passed")
+        return bound
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def entries_of(start: Term, end: Term, step: Term) -> Term | None:
+    """The exact number of entries of `arange(start, end, step)` (see `_entries_of`). When the
+    step and end are if-then-else terms (a width chosen per path), each case is solved alone
+    and the cases must agree."""
+    direct = _entries_of(start, end, step)
+    if direct is not None:
+        return direct
+    from idxcheck.sym.cases import lift_term
+
+    step_cases = lift_term(step, 16)
+    end_cases = lift_term(end, 16)
+    if step_cases is None or end_cases is None or (len(step_cases) == 1 and len(end_cases) == 1):
+        return None
+    found: Term | None = None
+    for step_guard, step_case in step_cases:
+        for end_guard, end_case in end_cases:
+            if conj(step_guard, end_guard) == FALSE:
+                continue
+            entries = _entries_of(start, end_case, step_case)
+            if entries is None:
+                if any(
+                    isinstance(leaf, (Unknown, RuntimeInt))
+                    for leaf in term_leaves(BinOp("+", step_case, end_case))
+                ):
+                    continue  # a case that is not modelled is left to the rule (unsupported)
+                return None
+            if found is None:
+                found = entries
+            elif poly.to_poly(found) != poly.to_poly(entries):
+                return None
+    return found
+
+
+def _entries_of(start: Term, end: Term, step: Term) -> Term | None:
+    """The exact number of entries of `arange(start, end, step)`, when it has a closed form:
+    (end - start) = q * step + r with a constant remainder r, and 0 < r <= step provable
+    (r == 1, or a constant step >= r) gives q + 1; r == 0 gives q. Subterms that are not
+    polynomials are treated as opaque (a stride `n if c else m` still gives `bs * n + 1`
+    over `n` = bs + 1 entries); strides are at least 1."""
+    step_plain = poly.to_poly(step)
+    opaque = poly.Opaque((step,) if step_plain is None or len(step_plain) > 1 else ())
+    span_poly = poly.to_poly(binop("-", end, start), opaque)
+    step_poly = poly.to_poly(step, opaque)
+    if span_poly is None or step_poly is None or not step_poly:
+        return None
+    qr = poly.divmod_monomial(span_poly, step_poly)
+    if qr is None:
+        return None
+    quotient, remainder = qr
+    if not poly.is_constant(remainder):
+        return None
+    r = poly.constant_of(remainder)
+    if r == 0:
+        return poly.to_term(quotient, opaque)
+    step_value = const_value(step)
+    if r == 1 or (step_value is not None and 0 < r <= step_value):
+        return poly.to_term(poly.add(quotient, {(): 1}), opaque)
+    if r < 0 and step_value is not None and -step_value < r:
+        return poly.to_term(quotient, opaque)
+    return None
+
+
+# A string literal's value by its source text: `SimpleString.evaluated_value` runs
+# `ast.literal_eval` at each read, and a method's literals are read again each time the method
+# is interpreted (980 reads, 0.05 s of cProfile time, on three large backends).
+_STRING_VALUES: dict[str, Value] = {}
+_MAX_STRING_VALUES = 100_000
+
+
+def merge(cond: Formula, a: Value, b: Value) -> Value:
+    """The value that is `a` where `cond` holds and `b` elsewhere."""
+    if a == b:
+        return a
+    if cond == TRUE:
+        return a
+    if cond == FALSE:
+        return b
+    if isinstance(a, IntV) and isinstance(b, IntV):
+        return IntV(ite(cond, a.term, b.term))
+    if isinstance(a, BoolV) and isinstance(b, BoolV):
+        return BoolV(disj(conj(cond, a.formula), conj(neg(cond), b.formula)))
+    alts: list[tuple[Formula, Value]] = []
+    for guard, value in ((cond, a), (neg(cond), b)):
+        if isinstance(value, ChoiceV):
+            alts.extend((conj(guard, c), v) for c, v in value.alts)
+        else:
+            alts.append((guard, value))
+    if len(alts) > MAX_ALTERNATIVES:
+        return UnknownV("too many alternative values on different paths")
+    return ChoiceV(tuple(alts))
+
+
+def merge_alternatives(alts: list[tuple[Formula, Value]]) -> Value:
+    if not alts:
+        return NoneV()
+    result = alts[-1][1]
+    for cond, value in reversed(alts[:-1]):
+        result = merge(cond, value, result)
+    return result
+
+
+def map_choice(choice: ChoiceV, fn: Callable[[Value], Value]) -> Value:
+    mapped = [(c, fn(v)) for c, v in choice.alts]
+    if all(isinstance(v, IntV) for _, v in mapped):
+        result: Term | None = None
+        for cond, value in reversed(mapped):
+            assert isinstance(value, IntV)
+            result = value.term if result is None else ite(cond, value.term, result)
+        assert result is not None
+        return IntV(result)
+    first = mapped[0][1]
+    if all(v == first for _, v in mapped):
+        return first
+    return ChoiceV(tuple(mapped))
+
+
+SELF_PREFIX = "self."
+
+
+def _self_part(env: dict[str, Value]) -> dict[str, Value]:
+    return {k: v for k, v in env.items() if k.startswith(SELF_PREFIX)}
+
+
+def merged_self_part(
+    exits: list[tuple[Formula, dict[str, Value]]], before: dict[str, Value]
+) -> dict[str, Value]:
+    """The `self` attributes after a call: each exit's, joined on the exit's condition."""
+    keys = {k for _, part in exits for k in part}
+    merged: dict[str, Value] = {}
+    for key in keys:
+        alts: list[tuple[Formula, Value]] = []
+        for pc, part in exits:
+            value = part.get(key, before.get(key))
+            alts.append((pc, value if value is not None else UnboundV()))
+        merged[key] = merge_alternatives(alts)
+    return merged
+
+
+def iter_choice(value: Value, pc: Formula) -> Iterator[tuple[Formula, Value]]:
+    """The alternatives of `value` with the path condition under which each holds. A path on
+    which the value was never assigned raises before it gets here: it has no alternative."""
+    if isinstance(value, ChoiceV):
+        for cond, alt in value.alts:
+            yield from iter_choice(alt, conj(pc, cond))
+    elif not isinstance(value, UnboundV):
+        yield pc, value
+
+
+def _length_of(value: Value) -> Term | None:
+    if isinstance(value, LayoutV):
+        return value.entries
+    if isinstance(value, (BufferV, ConstVecV, RuntimeV)):
+        return value.length
+    return None
+
+
+def _length_of_value(value: Value) -> Term | None:
+    alts = list(iter_choice(value, TRUE))
+    if len(alts) == 1 and isinstance(alts[0][1], (LayoutV, BufferV, ConstVecV, RuntimeV)):
+        return _length_of(alts[0][1])
+    return None
+
+
+def _first_dim(size: Value) -> Term | None:
+    if isinstance(size, IntV):
+        return size.term
+    if isinstance(size, TupleV) and size.items and isinstance(size.items[0], IntV):
+        return size.items[0].term
+    return None
+
+
+def _is_tensorish(value: Value) -> bool:
+    return (isinstance(value, RuntimeV) and value.length is not None) or isinstance(
+        value, (BufferV,)
+    )
+
+
+def _runtime_like(left: Value, right: Value) -> Value:
+    for value in (left, right):
+        if isinstance(value, RuntimeV):
+            return RuntimeV(f"({value.path})", value.length)
+    return RuntimeV("tensor expression")
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _binop_name(op: cst.BaseBinaryOp | cst.BaseAugOp) -> str | None:
+    return {
+        cst.Add: "+",
+        cst.Subtract: "-",
+        cst.Multiply: "*",
+        cst.FloorDivide: "//",
+        cst.Modulo: "%",
+        cst.AddAssign: "+",
+        cst.SubtractAssign: "-",
+        cst.MultiplyAssign: "*",
+        cst.FloorDivideAssign: "//",
+        cst.ModuloAssign: "%",
+    }.get(type(op))
+
+
+def _cmp_name(op: cst.BaseCompOp) -> str | None:
+    return {
+        cst.Equal: "==",
+        cst.NotEqual: "!=",
+        cst.LessThan: "<",
+        cst.LessThanEqual: "<=",
+        cst.GreaterThan: ">",
+        cst.GreaterThanEqual: ">=",
+    }.get(type(op))
+
+
+def _op_text(op: cst.BaseCompOp) -> str:
+    return {
+        cst.Equal: "==",
+        cst.NotEqual: "!=",
+        cst.LessThan: "<",
+        cst.LessThanEqual: "<=",
+        cst.GreaterThan: ">",
+        cst.GreaterThanEqual: ">=",
+        cst.In: "in",
+        cst.NotIn: "not in",
+        cst.Is: "is",
+        cst.IsNot: "is not",
+    }.get(type(op), "?")
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe(node: cst.CSTNode) -> str:
+    return {
+        "Yield": "a yield expression",
+        "StarredElement": "a starred expression",
+    }.get(type(node).__name__, f"a `{type(node).__name__}` expression")
+
+
+def _kind(value: Value) -> str:
+    return {
+        "LayoutV": "an index vector",
+        "BufferV": "a buffer",
+        "ConstVecV": "a constant vector",
+        "TupleV": "a tuple",
+        "DictV": "a dict",
+        "ObjectV": "an object",
+        "StrV": "a string",
+        "CurrentModeV": "the forward mode",
+        "MemberV": "a forward-mode member",
+    }.get(type(value).__name__, "a value")

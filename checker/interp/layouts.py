@@ -1,0 +1,86 @@
+"""What a uniform index vector describes: how many segments it has per request, and how long
+each segment is. Shared by the rules and by the pairing of grid scalars with index pointers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from idxcheck.interp.values import BufferV, LayoutV
+from idxcheck.sym import poly
+from idxcheck.sym.render import render_term
+from idxcheck.sym.terms import Const, RuntimeInt, Term, Unknown, binop, term_leaves
+
+BATCH_SYMBOLS = ("bs", "max_bs")
+
+
+@dataclass(frozen=True)
+class Segments:
+    """`per_request` segments of `length` tokens each, for every request; or `problem`."""
+
+    per_request: Term | None
+    length: Term | None
+    problem: str = ""
+    # The length is modelled but is not a whole number of segments per request: a shape
+    # error (reported by the length rule), not something the extractor failed to model.
+    misshapen: bool = False
+
+
+def segments(value: LayoutV) -> Segments:
+    if value.entries is None:
+        return Segments(None, None, f"the length of `{value.text}` has no closed form")
+    # An index pointer starts at 0 and has one more entry than segments; the offset form
+    # (`arange(n, n + bs * n, n)`, the pointer without its leading 0) starts at its stride and
+    # has one entry per segment.
+    opaque = poly.Opaque((value.stride,))
+    start = poly.to_poly(value.start, opaque)
+    stride = poly.to_poly(value.stride, opaque)
+    if start == {}:
+        count = poly.to_poly(binop("-", value.entries, Const(1)), opaque)
+    elif start is not None and start == stride:
+        count = poly.to_poly(value.entries, opaque)
+    else:
+        return Segments(None, None, f"`{value.text}` does not start at 0 or at its stride")
+    if count is None:
+        return Segments(None, None, f"the length of `{value.text}` has no closed form")
+    for batch in BATCH_SYMBOLS:
+        factor = poly.exact_div(count, {(batch,): 1})
+        if factor is not None and batch not in poly.symbols(factor):
+            return Segments(poly.to_term(factor, opaque), value.stride)
+    modelled = poly.symbols(count) <= set(BATCH_SYMBOLS) | {
+        name for name in poly.symbols(count) if not name.startswith("#")
+    }
+    return Segments(
+        None,
+        None,
+        f"`{value.text}` has {render_term(poly.to_term(count, opaque))} segments, not a whole number per request",
+        misshapen=modelled
+        and not any(
+            isinstance(leaf, (Unknown, RuntimeInt))
+            for leaf in term_leaves(poly.to_term(count, opaque))
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The index pointer a grid scalar is built with (same metadata object, same call, same
+    dict): the scalar must cover each of its segments, `segment` tokens long."""
+
+    segment: Term
+    per_request: bool
+    text: str
+    none: bool = False  # `qo_indptr=None`: no index pointer was handed over
+
+
+def buffer_segments_per_request(value: BufferV) -> Term | None:
+    """Segments per request of an index-pointer buffer of known length (`buf[: bs + 1]`)."""
+    if value.length is None:
+        return None
+    count = poly.to_poly(binop("-", value.length, Const(1)))
+    if count is None:
+        return None
+    for batch in BATCH_SYMBOLS:
+        factor = poly.exact_div(count, {(batch,): 1})
+        if factor is not None and batch not in poly.symbols(factor):
+            return poly.to_term(factor)
+    return None

@@ -1,0 +1,1 @@
+"""Frozen data shared by every layer: spans, verdicts, findings, settings, kinds."""

@@ -1,0 +1,1 @@
+"""Execution: worker processes, the forked helper and background reads."""

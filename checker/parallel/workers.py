@@ -1,0 +1,645 @@
+"""Both cores (or more): the files whose classes a scan analyses, spread over worker processes.
+
+The tree facts (modes, runners, widths, kernels) are read once, in the parent; the workers are
+forked after that, so they inherit them without pickling a syntax tree or a symbolic term.
+Each worker analyses whole files (one large one, or several small ones) and returns their
+`FilePart`s, which are plain data; the parent merges the parts in file order, so the result
+is the same with one worker or many, in whatever order the workers finish. Each worker has
+its own solver and its own connection to the verdict cache (SQLite in WAL mode takes
+concurrent writers).
+
+The parts that the cache holds (`idxcheck.incremental.parts`) are read in the parent first; only the
+files to analyse go to workers. Where `fork` is not available, or there is too little to
+analyse for a worker to pay off, the parts are computed in this process.
+
+A scan with the cache that reads its tree facts from the cache does not load libcst itself:
+it hands the files to analyse to a helper process forked as the scan starts, which has loaded
+libcst meanwhile (`analysis_helper`)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar, cast
+
+from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
+from idxcheck.incremental.cache import Cache, solver_version
+from idxcheck.incremental.parts import analysed_part, stored_part
+from idxcheck.source.files import Block, SourceError, SourceFile, parse_ahead, texts_left_out
+from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
+from idxcheck.sym.node import keep_interned_nodes
+
+# A worker costs a fork and the pickling of its parts: worth it past this many characters of
+# candidate source, counting the base classes in other files that a file's classes inherit
+# (a pre-commit run on one large backend and its subclass elsewhere, 91 KB of files but
+# 255 KB with what they inherit: 1.45 s in one process, 1.17 s in two; the bundled demo,
+# ten small files: 0.97 s in one, 1.07 s in two).
+MIN_PARALLEL_BYTES = 200_000
+MAX_AUTO_JOBS = 4
+# A worker analyses one task and is replaced by a fresh fork of the parent: Python keeps the
+# high-water mark of a process's heap, so a long-lived worker would hold the memory of the
+# largest file it met (two such workers put a scan of SGLang 0.5.23 at 490 MB, fresh ones at
+# 330 MB, in the same time). Verdicts live on in the disk cache, not in a worker.
+TASKS_PER_WORKER = 1
+# A task is one file, or several whose weight (`_weight`: the characters of code their analysis
+# parses and interprets) stays within a limit: a fork per file cost a cold scan of SGLang 0.5.23
+# (211 files to analyse, 156 of them under 0.1 s each) 23.3 s against 19.5 s in tasks of up to
+# 400 KB of file text. The limit is TASK_BYTES, or each job's even share of the weight left to
+# cut where that is less, but not under TASK_MIN_BYTES: the last tasks are smaller, so that the
+# workers finish together (a half or a third of that share made the scan 2-5% slower). On
+# SGLang 0.5.23 this makes 13 tasks where 400 KB of file text made 24, and the scan took 6.88 s
+# against 7.47 s (medians of 3 alternating runs; 0.5.12 and 0.5.13 within 1%), at a peak of
+# 229 MB for the largest process against 213 MB. Larger tasks cost more than their forks save
+# (a worker's heap grows with what it analyses): 1.5 MB took 7.1-7.3 s, 2.5 MB 7.2 s (281 MB).
+TASK_BYTES = 1_000_000
+TASK_MIN_BYTES = 100_000
+# A worker allocates millions of short-lived objects for one file and then exits: the cyclic
+# collector's passes over them (and, unless the parent froze them, over every object the
+# parent had at the fork, which touches and copies their pages) cost 7 of 51 CPU seconds on
+# SGLang 0.5.23. It runs rarely in a worker; what a file's analysis leaves in cycles goes
+# with the worker (peak RSS of a worker the same, 165 MB).
+WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
+
+T = TypeVar("T")
+
+# A class that this many of the tasks forked after the first workers would each parse is
+# parsed once in the parent while the first workers run: the parse takes the parent a share of
+# a core the workers use, where it would have cost that many parses spread over them. At two
+# (three before the tasks were weighed, when a task was a file or two and two tasks shared
+# many classes: the parent parsed for 2.1 s at two, 0.54 s at three), the parent parses for
+# 0.40 s on SGLang 0.5.23 and the cold scans of 0.5.12, 0.5.13 and 0.5.23 took 2% less than
+# at three (medians of 3-4 alternating runs: 3.16 -> 3.08, 3.52 -> 3.46, 6.87 -> 6.78 s); a
+# pre-commit run's three tasks share nothing.
+SHARED_PARSE_TASKS = 2
+# z3 is loaded before the workers are forked past this many tasks a job. Loading it costs
+# 26 ms: before the forks it delays every worker, in a worker only that one. A pre-commit run
+# after an edit of a backend that others inherit from has three tasks at two jobs, whose
+# obligations are all in the verdict cache; a cold scan of a release has about sixty.
+SOLVER_FIRST_TASKS = 2
+
+# Set in the parent just before the fork: the workers read them from their copy of memory.
+_SOURCES: Sequence[SourceFile] = ()
+_FACTS: TreeFacts | None = None
+_CACHE_DIR: str | None = None
+_CHECKER: Checker | None = None
+_BACKGROUND: Callable[[], object] | None = None
+_HELPER: _Helper | None = None
+
+
+def jobs_for(
+    requested: int, sources: Sequence[SourceFile], classes: ClassIndex | None = None
+) -> int:
+    """Worker processes for a scan: `requested` if positive, else one per CPU up to
+    MAX_AUTO_JOBS; one when the candidates (with the classes they inherit, where `classes`
+    is given) are too small to share, or fork is missing."""
+    if not sources:
+        return 1  # every part from the cache
+    # Loaded here: a run whose parts all come from the cache forks nothing (5 ms of imports).
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if requested > 0:
+        jobs = requested
+    else:
+        if len(sources) < 2 or _work_size(sources, classes) < MIN_PARALLEL_BYTES:
+            return 1
+        jobs = min(_cpus(), MAX_AUTO_JOBS)
+    return max(1, min(jobs, len(sources)))
+
+
+def _work_size(sources: Sequence[SourceFile], classes: ClassIndex | None) -> int:
+    size = sum(s.length for s in sources)
+    if classes is not None:
+        for source in sources:
+            if size >= MIN_PARALLEL_BYTES:
+                break
+            size += classes.inherited_size(source)
+    return size
+
+
+def analyse_parts(
+    sources: Sequence[SourceFile],
+    facts: TreeFacts,
+    cache: Cache | None,
+    loaded: Sequence[SourceFile] = (),
+) -> list[FilePart]:
+    """Each source's part, from the cache or analysed. The trees parsed so far in `loaded`
+    (the tree facts') are dropped first, but for the classes that workers share."""
+    # The parts the cache holds are read here: workers are for the files to analyse (after
+    # an edit, a whole-tree scan would otherwise fork a worker per file to read its part).
+    parts: dict[int, FilePart] = {}
+    for index, source in enumerate(sources):
+        found = stored_part(source, facts, cache)
+        if found is not None:
+            parts[index] = found
+    todo = [i for i in range(len(sources)) if i not in parts]
+    if todo and _HELPER is not None and not is_loaded("libcst"):
+        hint_helper([sources[i] for i in todo], facts)
+        handed = _HELPER.analyse(sources, facts, todo, cache)
+        if handed is not None:
+            parts.update(handed)
+            return [parts[i] for i in range(len(sources))]
+    parts.update(_analyse(sources, facts, cache, todo, loaded))
+    return [parts[i] for i in range(len(sources))]
+
+
+def _analyse(
+    sources: Sequence[SourceFile],
+    facts: TreeFacts,
+    cache: Cache | None,
+    todo: Sequence[int],
+    loaded: Sequence[SourceFile] = (),
+) -> dict[int, FilePart]:
+    """The parts of `todo`'s sources, analysed here or in workers forked from here."""
+    parts: dict[int, FilePart] = {}
+    jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
+    tasks: list[tuple[int, ...]] = []
+    shared: list[tuple[SourceFile, Block]] = []
+    if jobs > 1:
+        # Heaviest first, so that the longest analysis does not start last.
+        reads = {i: _reads(sources[i], facts) for i in todo}
+        weights = {i: _weight(sources[i], reads[i]) for i in todo}
+        tasks = _tasks(sorted(todo, key=lambda i: -weights[i]), weights, jobs)
+        shared = _shared_classes(tasks, sources, facts, jobs, reads)
+        _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
+    for source in loaded:
+        source.forget_parses()
+    if jobs <= 1:
+        checker = facts.checker(cache)
+        for index in todo:
+            parts[index] = analysed_part(sources[index], facts, checker)
+        return parts
+    if cache is not None:
+        cache.close()  # a connection must not cross a fork; it reopens on next use
+    global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
+    _SOURCES, _FACTS, _CHECKER = sources, facts, None
+    _CACHE_DIR = str(cache.directory) if cache is not None else None
+    try:
+        import multiprocessing
+
+        if len(tasks) > SOLVER_FIRST_TASKS * jobs:
+            # Loaded once, before the forks: workers forked for later tasks would each load
+            # it again. With few tasks (a pre-commit run), a worker loads z3 only if an
+            # obligation misses the verdict cache, alongside the other workers.
+            import idxcheck.solve.solver  # noqa: F401
+
+        load_now(lazy_module("libcst"))
+        gc.freeze()  # what the parent holds is not collected (nor its pages copied) by workers
+
+        with multiprocessing.get_context("fork").Pool(
+            jobs, maxtasksperchild=TASKS_PER_WORKER
+        ) as pool:
+            results = pool.imap_unordered(_work, tasks, chunksize=1)
+            # The first workers are forked and at work: the shared classes are parsed now,
+            # for the workers forked after them (one per task). One forked while a class is
+            # parsed here, not yet kept, parses it again if it needs it.
+            _share_parses(shared)
+            gc.freeze()
+            for done in results:
+                parts.update(done)
+            pool.close()
+            pool.join()
+    finally:
+        gc.unfreeze()
+        _SOURCES, _FACTS, _CACHE_DIR = (), None, None
+    return parts
+
+
+def _shared_classes(
+    tasks: Sequence[tuple[int, ...]],
+    sources: Sequence[SourceFile],
+    facts: TreeFacts,
+    first: int,
+    reads: Mapping[int, Reads] | None = None,
+) -> list[tuple[SourceFile, Block]]:
+    """The classes to parse here, once, where several tasks would each parse them again: a
+    worker is forked from this process and finds their trees in its copy of memory. Those
+    that `SHARED_PARSE_TASKS` or more of the tasks after the `first` (forked before the
+    parse) need (a base class that many backends inherit from), and those whose tree the tree
+    facts left here (a runner) that any task needs. `reads`: `_reads` of the sources, where
+    they are at hand."""
+    demand: dict[tuple[int, Block], int] = {}
+    where: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
+    for number, task in enumerate(tasks):
+        needed: dict[tuple[int, Block], tuple[SourceFile, Block]] = {}
+        for index in task:
+            found = reads.get(index) if reads is not None else None
+            for pair in _classes_parsed(sources[index], facts, found):
+                needed[(id(pair[0]), pair[1])] = pair
+        for key, pair in needed.items():
+            demand[key] = demand.get(key, 0) + int(number >= first)
+            where[key] = pair
+    return [
+        (owner, block)
+        for key, (owner, block) in where.items()
+        if demand[key] >= SHARED_PARSE_TASKS or owner.has_class_source(block)
+    ]
+
+
+# What analysing a file reads (`_reads`): its blocks that may hold a site, and the class blocks
+# they inherit from, in this file or others.
+Reads = tuple[list[Block], list[tuple[SourceFile, Block]]]
+
+
+def _reads(source: SourceFile, facts: TreeFacts) -> Reads:
+    own = facts.hits.blocks_that_may_hit(source)
+    return own, facts.classes.inherited_blocks(source, own)
+
+
+def _classes_parsed(
+    source: SourceFile, facts: TreeFacts, reads: Reads | None = None
+) -> list[tuple[SourceFile, Block]]:
+    """The class blocks that analysing `source` parses: its own that may hold sites, and those
+    they inherit from, in this file or others (from `reads` where given)."""
+    own, inherited = reads if reads is not None else _reads(source, facts)
+    return [*((source, b) for b in own if b.kind == "class"), *inherited]
+
+
+def _share_parses(classes: Sequence[tuple[SourceFile, Block]]) -> None:
+    """Parse these classes where they are not yet, and keep them through `forget_parses`."""
+    for owner, block in classes:
+        try:
+            owner.class_source(block)
+        except (SourceError, RecursionError):
+            continue  # the worker meets the same error and reports it
+        owner.keep_parse(block)
+
+
+def _weight(source: SourceFile, reads: Reads) -> int:
+    """The characters that analysing `source` parses and interprets (`reads`: its `_reads`):
+    its blocks that may hold a site and the classes they inherit from in other files."""
+    own, inherited = reads
+    return sum(len(source.block_text(block)) for block in own) + sum(
+        len(owner.block_text(block)) for owner, block in inherited if owner is not source
+    )
+
+
+def _task_limit(left: int, jobs: int) -> int:
+    """The weight of the next task, where `left` is what is left to cut."""
+    return max(TASK_MIN_BYTES, min(TASK_BYTES, left // jobs))
+
+
+def _tasks(order: Sequence[int], weights: Mapping[int, int], jobs: int) -> list[tuple[int, ...]]:
+    """`order`'s files cut into tasks, in order: the first `jobs` files alone (each worker
+    starts on one, and two files are never one task for two workers), then the others
+    together while their `weights` stay within the limit (`_task_limit`)."""
+    tasks: list[tuple[int, ...]] = [(index,) for index in order[:jobs]]
+    group: list[int] = []
+    size = 0
+    left = sum(weights[index] for index in order[jobs:])
+    limit = _task_limit(left, jobs)
+    for index in order[jobs:]:
+        weight = weights[index]
+        if group and size + weight > limit:
+            tasks.append(tuple(group))
+            group, size = [], 0
+            limit = _task_limit(left, jobs)
+        group.append(index)
+        size += weight
+        left -= weight
+    if group:
+        tasks.append(tuple(group))
+    return tasks
+
+
+def _work(task: tuple[int, ...]) -> list[tuple[int, FilePart]]:
+    global _CHECKER
+    assert _FACTS is not None
+    if _CHECKER is None:
+        gc.set_threshold(*WORKER_GC_THRESHOLD)
+        keep_interned_nodes()  # this worker analyses TASKS_PER_WORKER (one) task, then exits
+        cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
+        _CHECKER = _FACTS.checker(cache)
+    return [(index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)) for index in task]
+
+
+def in_background(
+    compute: Callable[[], T], jobs: int, cache: Cache | None = None
+) -> Callable[[], T]:
+    """`compute` started in a forked process while this one goes on; the function returned
+    waits for its value. Computed in this process instead (when that function is called) for
+    `-j 1`, on one CPU, or without `fork`; the caller decides whether the work is worth a
+    process. `compute` must leave the cache alone: `cache`'s connection is closed before the
+    fork (it reopens on next use), and its value must pickle."""
+    if jobs == 1 or _cpus() < 2:
+        return compute
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return compute
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if cache is not None:
+        cache.close()
+    global _BACKGROUND
+    _BACKGROUND = compute
+    gc.freeze()  # as for the workers: the child's collections leave the parent's pages alone
+    try:
+        # The process is forked by `submit` (for the fork method, all at the first submit).
+        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        future = executor.submit(_background)
+    finally:
+        gc.unfreeze()
+        _BACKGROUND = None
+
+    def result() -> T:
+        try:
+            return cast(T, future.result())  # the value of `compute`, through `_background`
+        except BrokenProcessPool:
+            return compute()  # the process died (killed, out of memory): compute it here
+        finally:
+            executor.shutdown()
+
+    return result
+
+
+def _background() -> object:
+    assert _BACKGROUND is not None
+    keep_interned_nodes()  # this process computes one thing and exits
+    return _BACKGROUND()
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+class _Helper:
+    """A process forked as a scan with the cache starts, that loads libcst while this one
+    reads the tree and its facts (from the cache, without libcst). The files to analyse are
+    then handed to it, pickled with the tree facts, and it analyses them as this process would
+    have (`_analyse`, forking its workers from itself). Loading libcst takes 0.1 s; handing
+    the files over 0.01 s: they are pickled without their texts (`source.texts_left_out`),
+    which the helper reads again from the files it uses (0.27 MB on SGLang 0.5.23 where the
+    texts made it 8.8 MB and 0.045 s). If a file changed since this process read it, the
+    helper gives up and this process analyses the texts it read. A pre-commit run after a
+    method edit of a backend went from 0.60 to 0.56 s with the helper. A scan that loaded
+    libcst itself (it read a runner's widths) analyses here, as before."""
+
+    def __init__(self, ahead: Sequence[str] = (), directory: str | None = None) -> None:
+        to_child, send = os.pipe()
+        receive, from_child = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: it never returns into the scan's code
+            status = 1
+            try:
+                os.close(send)
+                os.close(receive)
+                _helper_main(to_child, from_child, ahead, directory)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(to_child)
+        os.close(from_child)
+        self._send: int | None = send
+        self._receive: int | None = receive
+
+    def analyse(
+        self,
+        sources: Sequence[SourceFile],
+        facts: TreeFacts,
+        todo: Sequence[int],
+        cache: Cache | None,
+    ) -> dict[int, FilePart] | None:
+        """The parts of `todo`'s sources, or None where the helper does not give them (it
+        died, the analysis failed there, or it was used already): the caller then analyses
+        them itself, and meets the same error."""
+        if self._send is None or self._receive is None:
+            return None
+        directory = str(cache.directory) if cache is not None else None
+        try:
+            try:
+                state = (sources, facts, todo, directory)
+                with texts_left_out():  # read again there, of the few files it uses
+                    data = pickle.dumps(("state", state), pickle.HIGHEST_PROTOCOL)
+                _write_message(self._send, data)
+            except Exception:  # whatever failed there is met again here
+                return None
+            _run_meanwhile()
+            try:
+                reply = _read_message(self._receive)
+                status, value = pickle.loads(reply) if reply else ("died", None)
+            except Exception:
+                return None
+        finally:
+            self.close()
+        return cast(dict[int, FilePart], value) if status == "ok" else None
+
+    def hint(self, wanted: Sequence[Wanted]) -> None:
+        """Classes for the helper to parse ahead. The message is small (a file name and two
+        line numbers a class): the pipe takes it whole, so this never waits for the helper,
+        which reads it once it has parsed what it is parsing."""
+        if self._send is None:
+            return
+        wanted = list(wanted)
+        data = pickle.dumps(("hint", wanted), pickle.HIGHEST_PROTOCOL)
+        while len(data) + _LENGTH_BYTES > HINT_BYTES:  # the most needed, as many as fit
+            wanted = wanted[: len(wanted) // 2]
+            data = pickle.dumps(("hint", wanted), pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_message(self._send, data)
+        except OSError:
+            pass  # the helper is gone: `analyse` finds out
+
+    def close(self) -> None:
+        """Stop the helper and wait for it. It is killed: handed nothing, it is only loading
+        libcst, parsing ahead (its writes to the cache are single SQLite transactions, which a
+        kill leaves whole or undone) or waiting, and after its reply it is only exiting; a scan
+        that falls back on its own analysis does not wait for the helper's."""
+        if self._send is not None and self._receive is not None:
+            os.close(self._send)
+            os.close(self._receive)
+        self._send = self._receive = None
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass  # reaped already (by a handler of the caller's)
+            self.pid = 0
+
+
+def _helper_main(
+    to_child: int, from_child: int, ahead: Sequence[str], directory: str | None
+) -> None:
+    from idxcheck.incremental.parse_store import parses_from
+
+    keep_interned_nodes()  # this process analyses once, then exits
+    load_now(lazy_module("libcst"))
+    # The classes parsed ahead are taken from the cache's syntax trees where it has them.
+    cache = Cache(Path(directory), solver_version()) if directory is not None else None
+    parser = _AheadParser(to_child)
+    with parses_from(cache):
+        parser.parse([(path, None) for path in ahead])
+        while True:
+            data = _read_message(to_child)
+            if not data:
+                return  # the scan closed the pipe
+            kind, value = pickle.loads(data)
+            if kind != "hint":
+                break
+            parser.parse(value)
+    sources, facts, todo, handed = value
+    if handed != directory:
+        if cache is not None:
+            cache.close()
+        cache = Cache(Path(handed), solver_version()) if handed is not None else None
+    try:
+        reply: tuple[str, object] = ("ok", _analyse(sources, facts, cache, todo))
+    except Exception as exc:  # met again by the scan's own analysis
+        reply = ("failed", f"{type(exc).__name__}: {exc}")
+    finally:
+        if cache is not None:
+            cache.close()
+    _write_message(from_child, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+
+
+# A class to parse ahead: its file and the first and last lines of its block, or None for
+# every class of the file.
+Wanted = tuple[str, tuple[int, int] | None]
+
+
+class _AheadParser:
+    """Parses classes in the helper while it waits for the scan's files, and stops as soon as
+    a message arrives on `channel`: the classes of the focused files (a method edit makes the
+    edited class one that both its own file's worker and a subclass's worker parse, about
+    0.09 s of each one's 0.2 s on a large backend), then those the scan hints at (`hint`:
+    what the files to analyse and the classes they inherit from parse, most needed first).
+    Each file is read again here; a class whose text changed since the scan read it is parsed
+    anew where it is used (`source.parse_ahead` keys a parse by its text)."""
+
+    def __init__(self, channel: int) -> None:
+        self._channel = channel
+        self._files: dict[str, SourceFile | None] = {}
+
+    def parse(self, wanted: Sequence[Wanted]) -> None:
+        import select
+
+        for path, lines in wanted:
+            source = self._file(path)
+            if source is None:
+                continue
+            for block in source.blocks:
+                if block.kind != "class":
+                    continue
+                if lines is not None and (block.start_line, block.end_line) != lines:
+                    continue
+                if select.select([self._channel], [], [], 0)[0]:
+                    return  # a message is here: the files to analyse come first
+                parse_ahead(source.parse_text(block))
+
+    def _file(self, path: str) -> SourceFile | None:
+        if path not in self._files:
+            try:
+                with open(path, "rb") as handle:
+                    self._files[path] = SourceFile.from_bytes(path, handle.read())
+            except (OSError, SourceError):
+                self._files[path] = None
+        return self._files[path]
+
+
+def hint_helper(sources: Sequence[SourceFile], facts: TreeFacts) -> None:
+    """Tell the helper, if there is one, the classes that analysing `sources` parses (their
+    own that may hold sites, and those they inherit from), those that more of them need first,
+    then the larger: it parses them while it waits (`_AheadParser`)."""
+    if _HELPER is None or is_loaded("libcst"):
+        return
+    demand: dict[tuple[str, int, int], int] = {}
+    size: dict[tuple[str, int, int], int] = {}
+    for source in sources:
+        for owner, block in _classes_parsed(source, facts):
+            key = (owner.path, block.start_line, block.end_line)
+            demand[key] = demand.get(key, 0) + 1
+            size[key] = block.end_line - block.start_line
+    order = sorted(demand, key=lambda k: (-demand[k], -size[k], k))
+    _HELPER.hint([(path, (first, last)) for path, first, last in order])
+
+
+# A pipe's buffer holds 64 KiB on Linux (and at least 4 KiB, PIPE_BUF, on any POSIX system).
+HINT_BYTES = 4096
+# Messages between a scan and its helper carry their length: the pipes' ends are copied into
+# every process forked from either side (workers, background readers), so the end of a
+# message cannot be told by the end of the pipe.
+_LENGTH_BYTES = 8
+
+
+def _write_message(fd: int, data: bytes) -> None:
+    os.write(fd, len(data).to_bytes(_LENGTH_BYTES, "little"))  # a pipe takes 8 bytes at once
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_message(fd: int) -> bytes:
+    """A message, or b"" where the other side closed the pipe before or while sending."""
+    header = _read_exactly(fd, _LENGTH_BYTES)
+    if len(header) < _LENGTH_BYTES:
+        return b""
+    data = _read_exactly(fd, int.from_bytes(header, "little"))
+    return data if len(data) == int.from_bytes(header, "little") else b""
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+# What a scan does while its helper analyses (`meanwhile`).
+_MEANWHILE: list[Callable[[], None]] = []
+
+
+@contextmanager
+def meanwhile(*work: Callable[[], None]) -> Iterator[None]:
+    """Within, `work` is done while a helper analyses the files handed to it, else as the
+    block ends: writes to the cache that the analysis does not wait for (the located blocks
+    and readings of a pre-commit run's files, 9 ms, rewritten as the edited file changed)."""
+    _MEANWHILE.extend(work)
+    try:
+        yield
+    finally:
+        _run_meanwhile()
+
+
+def _run_meanwhile() -> None:
+    while _MEANWHILE:
+        _MEANWHILE.pop(0)()
+
+
+@contextmanager
+def analysis_helper(
+    enabled: bool, ahead: Sequence[str] = (), directory: str | None = None
+) -> Iterator[None]:
+    """Within, `analyse_parts` hands its files to a `_Helper`, where `enabled` (a scan with
+    the cache, more than one job) and where one can pay off: with fork, two CPUs or more, and
+    libcst not loaded yet. The helper parses the classes of the files `ahead` while it waits,
+    with the syntax trees kept in the cache at `directory`."""
+    global _HELPER
+    if not enabled or _HELPER is not None or _cpus() < 2 or is_loaded("libcst"):
+        yield
+        return
+    if not hasattr(os, "fork"):
+        yield
+        return
+    helper = _Helper(ahead, directory)
+    _HELPER = helper
+    try:
+        yield
+    finally:
+        _HELPER = None
+        helper.close()

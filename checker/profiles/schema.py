@@ -1,0 +1,204 @@
+"""Project profiles: the data of `idxcheck.profiles.<name>`, loaded and parsed once."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from idxcheck.sym.parse import parse_formula, parse_term
+from idxcheck.sym.terms import Formula, Term
+
+ROLE_QO = "qo_indptr"
+ROLE_GRID = "grid"
+ROLE_BUFFER = "buffer"  # a slice of a preallocated buffer (not named by a role)
+
+
+@dataclass(frozen=True)
+class DomainConstraint:
+    text: str
+    why: str
+    formula: Formula
+
+
+@dataclass(frozen=True)
+class DefaultWidth:
+    mode: str
+    term: Term
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ModeConstraint:
+    """A constraint of one mode that holds where the tree's text states it
+    (`MODE_CONSTRAINTS` of the profile module)."""
+
+    mode: str
+    text: str
+    formula: Formula
+    stated_by: str  # words of the tree's text that state it
+    why: str
+    # It holds against the runners of `mode` that also capture in this mode (empty: all).
+    runners_also_in: str = ""
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    config_symbols: dict[str, str]
+    init_param_symbols: dict[str, str]
+    config_object_attrs: tuple[str, ...]
+    config_object_names: tuple[str, ...]
+    config_functions: tuple[str, ...]
+    display: dict[str, str]
+    domain: tuple[DomainConstraint, ...]
+    default_widths: dict[str, DefaultWidth]
+    phase_widths: dict[str, Term]
+    phase_modes: dict[str, str]
+    width_functions: dict[str, str | None]
+    runtime_width_attrs: tuple[str, ...]
+    entry_params: dict[str, str]
+    forward_batch_attrs: dict[str, str]
+    qo_words: tuple[tuple[str, ...], ...]
+    grid_words: tuple[tuple[str, ...], ...]
+    role_prefixes: frozenset[str]
+    role_suffixes: frozenset[str]
+    entry_points: frozenset[str]
+    mode_members: tuple[str, ...]
+    mode_members_if_mentioned: dict[str, str]
+    mode_predicates: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]]
+    prefilter: tuple[str, ...]
+    context_symbols: frozenset[str]
+    tree_width_functions: tuple[str, ...]
+    runner_width_attrs: tuple[str, ...]
+    runner_mode_attrs: tuple[str, ...]
+    draft_runner: str
+    compare_draft_decode: bool
+    kernel_grids: dict[str, tuple[str, str]]
+    kernel_block_m: dict[str, tuple[tuple[str, int, int, int], ...]]
+    head_dims: tuple[int, ...]
+    capture_entries: tuple[str, ...]
+    replay_entries: tuple[str, ...]
+    eager_entries: tuple[str, ...]
+    capture_flag: str
+    runner_symbols: dict[str, str]
+    # Modes whose requests are packed, each with the most tokens a request can have
+    # (`PACKED_MODES` of the profile module).
+    packed_modes: dict[str, DefaultWidth] = field(default_factory=dict)
+    # A runner's constructor parameter -> (the symbol it stays below, why).
+    runner_param_bounds: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # A runtime attribute path -> (the modes it is true in, why).
+    runtime_facts: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    # Constraints of a mode that hold where the tree states them.
+    mode_constraints: tuple[ModeConstraint, ...] = ()
+    # Modes only a speculative worker puts a batch in (mode -> why), and the modes whose
+    # batches show that the workers are scanned.
+    worker_modes: dict[str, str] = field(default_factory=dict)
+    worker_evidence: tuple[str, ...] = ()
+    _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def role_of(self, name: str) -> str | None:
+        """`qo_indptr`, `grid`, or None for a variable, attribute, keyword or key name."""
+        if name in self._role_cache:
+            return self._role_cache[name]
+        words = tuple(w for w in name.lower().split("_") if w)
+        role: str | None = None
+        for role_name, patterns in ((ROLE_QO, self.qo_words), (ROLE_GRID, self.grid_words)):
+            for pattern in patterns:
+                n = len(pattern)
+                for i in range(len(words) - n + 1):
+                    if words[i : i + n] == pattern:
+                        before, after = words[:i], words[i + n :]
+                        if all(w in self.role_prefixes for w in before) and all(
+                            w in self.role_suffixes for w in after
+                        ):
+                            role = role_name
+                        break
+                if role:
+                    break
+            if role:
+                break
+        self._role_cache[name] = role
+        return role
+
+    def symbol_order(self) -> list[str]:
+        return list(self.display)
+
+
+def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
+    try:
+        module = importlib.import_module(f"idxcheck.profiles.{name}")
+    except ModuleNotFoundError:
+        raise ValueError(f"unknown profile {name!r}") from None
+    return profile_from_module(module, overrides or {})
+
+
+def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profile:
+    aliases = {short: long for long, short in module.DISPLAY.items() if short != long}
+    domain_entries: list[tuple[str, str]] = list(module.DOMAIN)
+    if overrides.get("replace_domain"):
+        domain_entries = []
+    for text in overrides.get("domain", []):
+        domain_entries.append((text, "[tool.idxcheck] domain"))
+    domain = tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in domain_entries)
+    widths = dict(module.DEFAULT_WIDTHS)
+    for mode, text in overrides.get("widths", {}).items():
+        widths[mode] = (text, "[tool.idxcheck] widths")
+    return Profile(
+        name=module.NAME,
+        config_symbols=dict(module.CONFIG_SYMBOLS),
+        init_param_symbols=dict(module.INIT_PARAM_SYMBOLS),
+        config_object_attrs=tuple(module.CONFIG_OBJECT_ATTRS),
+        config_object_names=tuple(module.CONFIG_OBJECT_NAMES),
+        config_functions=tuple(module.CONFIG_FUNCTIONS),
+        display=dict(module.DISPLAY),
+        domain=domain,
+        default_widths={
+            mode: DefaultWidth(mode, parse_term(text, aliases), text, source)
+            for mode, (text, source) in widths.items()
+        },
+        phase_widths={p: parse_term(t, aliases) for p, t in module.PHASE_WIDTHS.items()},
+        phase_modes=dict(module.PHASE_MODES),
+        width_functions=dict(module.WIDTH_FUNCTIONS),
+        runtime_width_attrs=tuple(module.RUNTIME_WIDTH_ATTRS),
+        entry_params=dict(module.ENTRY_PARAMS),
+        forward_batch_attrs=dict(module.FORWARD_BATCH_ATTRS),
+        qo_words=tuple(module.QO_INDPTR_WORDS),
+        grid_words=tuple(module.GRID_WORDS),
+        role_prefixes=frozenset(module.ROLE_PREFIXES),
+        role_suffixes=frozenset(module.ROLE_SUFFIXES),
+        entry_points=frozenset(module.ENTRY_POINTS),
+        mode_members=tuple(module.MODE_MEMBERS),
+        mode_members_if_mentioned=dict(getattr(module, "MODE_MEMBERS_IF_MENTIONED", {})),
+        mode_predicates=dict(module.MODE_PREDICATES),
+        prefilter=tuple(module.PREFILTER),
+        context_symbols=frozenset(module.CONTEXT_SYMBOLS),
+        tree_width_functions=tuple(module.TREE_WIDTH_FUNCTIONS),
+        runner_width_attrs=tuple(module.RUNNER_WIDTH_ATTRS),
+        runner_mode_attrs=tuple(module.RUNNER_MODE_ATTRS),
+        draft_runner=module.DRAFT_RUNNER,
+        compare_draft_decode=bool(getattr(module, "COMPARE_DRAFT_DECODE", False)),
+        kernel_grids=dict(getattr(module, "KERNEL_GRIDS", {})),
+        kernel_block_m=dict(getattr(module, "KERNEL_BLOCK_M", {})),
+        head_dims=tuple(getattr(module, "HEAD_DIMS", ())),
+        capture_entries=tuple(getattr(module, "CAPTURE_ENTRIES", ())),
+        replay_entries=tuple(getattr(module, "REPLAY_ENTRIES", ())),
+        eager_entries=tuple(getattr(module, "EAGER_ENTRIES", ())),
+        capture_flag=getattr(module, "CAPTURE_FLAG", ""),
+        runner_symbols=dict(getattr(module, "RUNNER_SYMBOLS", {})),
+        packed_modes={
+            mode: DefaultWidth(mode, parse_term(text, aliases), text, source)
+            for mode, (text, source) in getattr(module, "PACKED_MODES", {}).items()
+        },
+        runner_param_bounds=dict(getattr(module, "RUNNER_PARAM_BOUNDS", {})),
+        runtime_facts=dict(getattr(module, "RUNTIME_FACTS", {})),
+        mode_constraints=tuple(
+            ModeConstraint(mode, text, parse_formula(text, aliases), words, why, also)
+            for mode, entries in getattr(module, "MODE_CONSTRAINTS", {}).items()
+            for text, words, also, why in entries
+        ),
+        worker_modes=dict(getattr(module, "WORKER_MODES", {})),
+        worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
+    )
