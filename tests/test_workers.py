@@ -339,7 +339,7 @@ def test_a_shared_class_that_does_not_parse_is_left_to_its_workers() -> None:
 Z3_PROBE = """
 import json, sys
 from dataclasses import replace
-from idxcheck import workers
+from idxcheck.parallel import workers
 from idxcheck.model.config import Config
 from idxcheck.engine import scan
 workers.TASK_BYTES = workers.TASK_MIN_BYTES = 1  # a task per file
@@ -369,7 +369,7 @@ def test_z3_is_loaded_before_the_forks_only_for_many_tasks_a_worker(files: int) 
 HELPER_PROBE = """
 import json, os, sys
 from dataclasses import replace
-from idxcheck import workers
+from idxcheck.parallel import workers
 from idxcheck.app.api import scan
 from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
