@@ -62,7 +62,8 @@ def main() -> None:
     options = parser.parse_args()
     tree = sglang_tree(options.version)
 
-    import idxcheck.engine as engine
+    import idxcheck.check.analyse as analyse
+    import idxcheck.check.checker as checker
     import idxcheck.source.files as source
     from idxcheck.cli import COMMAND_GC_THRESHOLD
     from idxcheck.cli import main as cli_main
@@ -96,13 +97,13 @@ def main() -> None:
 
         return analysis.wrap(run)
 
-    engine.analyse_class = analysed(engine.analyse_class)  # type: ignore[assignment]
-    engine.analyse_function = analysed(engine.analyse_function)  # type: ignore[assignment]
+    analyse.analyse_class = analysed(analyse.analyse_class)  # type: ignore[assignment]
+    analyse.analyse_function = analysed(analyse.analyse_function)  # type: ignore[assignment]
 
     checking = Timer()
-    engine.check_facts = checking.wrap(engine.check_facts)  # type: ignore[assignment]
+    analyse.check_facts = checking.wrap(analyse.check_facts)  # type: ignore[assignment]
     solving = Timer()
-    engine.Checker.decide = solving.wrap(engine.Checker.decide)  # type: ignore[method-assign]
+    checker.Checker.decide = solving.wrap(checker.Checker.decide)  # type: ignore[method-assign]
 
     # Entry points are run by the interpreter made with the per-forward attributes.
     entries = {True: [0, 0.0], False: [0, 0.0]}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import Value
+from idxcheck.model.kinds import Role
 from idxcheck.sym.terms import TRUE, Formula, Term
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class NoClaim:
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
-    roles: ClassVar[frozenset[str]]
+    roles: ClassVar[frozenset[Role]]
     severity: ClassVar[str] = "error"
     summary: ClassVar[str]
     message: ClassVar[str]

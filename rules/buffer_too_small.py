@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import IntV, Value
-from idxcheck.profiles.schema import ROLE_BUFFER
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width, symbols_of
 
@@ -44,7 +44,7 @@ class BufferTooSmall(Rule):
 
     code = "IDX005"
     name = "buffer-too-small"
-    roles = frozenset({ROLE_BUFFER})
+    roles = frozenset({Role.BUFFER})
     summary = "slice of a preallocated buffer past its allocation for some batch size"
     message = MESSAGE
     mode_independent = True

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import LayoutV, RuntimeV, Value
-from idxcheck.profiles.schema import ROLE_QO
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import FALSE, Const, Term, cmp, substitute_width
@@ -50,7 +50,7 @@ class CaptureReplayMismatch(Rule):
 
     code = "IDX003"
     name = "capture-replay-mismatch"
-    roles = frozenset({ROLE_QO})
+    roles = frozenset({Role.QO})
     summary = "capture-time and replay-time (or eager) layouts of one mode differ"
     message = MESSAGE
     pairwise = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from idxcheck.rules import REGISTRY
-from idxcheck.suppressions import META_RULES
+from idxcheck.rules.meta import META_RULES
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import IntV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.profiles.schema import ROLE_GRID
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width
 
@@ -47,7 +47,7 @@ class GridScalarTooSmall(Rule):
 
     code = "IDX002"
     name = "grid-scalar-too-small"
-    roles = frozenset({ROLE_GRID})
+    roles = frozenset({Role.GRID})
     bounds_requests = True
     summary = "grid-size scalar smaller than the runtime tokens per request"
     message = MESSAGE

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import IntV, Value
-from idxcheck.profiles.schema import ROLE_GRID
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, Unknown, cmp, strip, substitute_width
 
@@ -41,7 +41,7 @@ class GridStrideDisagree(Rule):
 
     code = "IDX006"
     name = "grid-stride-disagree"
-    roles = frozenset({ROLE_GRID})
+    roles = frozenset({Role.GRID})
     severity = "warning"
     summary = "grid scalar differs from the stride of its own index pointer"
     message = MESSAGE

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing, segments
 from idxcheck.interp.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
-from idxcheck.profiles.schema import ROLE_QO
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
@@ -46,7 +46,7 @@ class IndptrStrideMismatch(Rule):
 
     code = "IDX001"
     name = "qo-indptr-stride-mismatch"
-    roles = frozenset({ROLE_QO})
+    roles = frozenset({Role.QO})
     summary = "uniform query index pointer stride differs from the runtime tokens per request"
     message = MESSAGE
 

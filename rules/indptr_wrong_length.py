@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import LayoutV, Value
-from idxcheck.profiles.schema import ROLE_QO
+from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
@@ -53,7 +53,7 @@ class IndptrWrongLength(Rule):
 
     code = "IDX004"
     name = "indptr-wrong-length"
-    roles = frozenset({ROLE_QO})
+    roles = frozenset({Role.QO})
     summary = "index pointer without one entry per request boundary, or a slice of another length"
     message = MESSAGE
     mode_independent = True

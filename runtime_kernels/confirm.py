@@ -39,12 +39,12 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .env import INSTALL_HINT
 from .layout import grid_rows
 
 if TYPE_CHECKING:
     from .replay import ReplayCase, ReplayResult
 
-INSTALL_HINT = "pip install 'idxcheck[runtime]'"
 DEFAULT_HEAD_DIM = 128
 # Heads used by a replay. Which rows get computed does not depend on the head count; a few heads
 # with GQA (2 query heads per KV head) exercise the kv-head indexing while staying cheap on a CPU.

@@ -116,7 +116,7 @@ def render_test(
     """The text of one emitted test file."""
     import dataclasses
 
-    from .confirm import INSTALL_HINT
+    from .env import INSTALL_HINT
     from .layout import default_block_m
 
     case = result.case

@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from idxcheck.engine import scan
-from idxcheck.facts.batch_modes import batch_modes
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
+from idxcheck.profiles.schema import load_profile
+from idxcheck.source.prefilter import batch_modes
 
 ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
 
@@ -61,15 +62,29 @@ class Backend:
             self.qo_indptr = torch.arange(0, bs * self.steps + 1, self.steps)
 """
 
+SGLANG = load_profile("sglang")
+
 
 def test_what_puts_a_batch_in_a_mode() -> None:
-    assert batch_modes(V2_WORKER) == {"IDLE", "TARGET_VERIFY", "DRAFT_EXTEND_V2"}
-    assert batch_modes(V1_WORKER) == {"DRAFT_EXTEND"}
-    assert batch_modes(RUNNER) == set()  # the runner's own capture mode
-    assert batch_modes("self.batch.forward_mode = ForwardMode.DRAFT_EXTEND\n") == {"DRAFT_EXTEND"}
-    assert batch_modes("ForwardBatch(bs, forward_mode=ForwardMode.DECODE)") == {"DECODE"}
-    assert batch_modes('raise ValueError(f"{forward_batch.forward_mode=}") # ForwardMode.') == set()
-    assert batch_modes("if batch.forward_mode == ForwardMode.EXTEND:\n    pass\n") == set()
+    assert batch_modes(V2_WORKER, SGLANG.idioms) == {"IDLE", "TARGET_VERIFY", "DRAFT_EXTEND_V2"}
+    assert batch_modes(V1_WORKER, SGLANG.idioms) == {"DRAFT_EXTEND"}
+    assert batch_modes(RUNNER, SGLANG.idioms) == set()  # the runner's own capture mode
+    assert batch_modes("self.batch.forward_mode = ForwardMode.DRAFT_EXTEND\n", SGLANG.idioms) == {
+        "DRAFT_EXTEND"
+    }
+    assert batch_modes("ForwardBatch(bs, forward_mode=ForwardMode.DECODE)", SGLANG.idioms) == {
+        "DECODE"
+    }
+    assert (
+        batch_modes(
+            'raise ValueError(f"{forward_batch.forward_mode=}") # ForwardMode.', SGLANG.idioms
+        )
+        == set()
+    )
+    assert (
+        batch_modes("if batch.forward_mode == ForwardMode.EXTEND:\n    pass\n", SGLANG.idioms)
+        == set()
+    )
 
 
 def findings(tmp_path: Path, *files: tuple[str, str], config: Config | None = None) -> list[str]:

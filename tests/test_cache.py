@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from idxcheck.app.run import scan
 from idxcheck.cli import main
-from idxcheck.engine import scan
 from idxcheck.incremental import cache as cache_module
 from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
@@ -117,7 +117,8 @@ def test_cli_cache_commands_and_no_cache(tmp_path: Path, monkeypatch: pytest.Mon
 
 def _spy_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]:
     """(file of the obligation being decided, verdict key, hit) for every disk lookup."""
-    from idxcheck import engine
+    from idxcheck.check import checker as engine
+    from idxcheck.check.obligations import Obligation
 
     seen: list[tuple[str, str, bool]] = []
     current: list[str] = []
@@ -129,7 +130,7 @@ def _spy_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]
         seen.append((current[-1] if current else "", key, value is not None))
         return value
 
-    def spy_decide(self: engine.Checker, obligation: engine.Obligation) -> engine.Outcome:
+    def spy_decide(self: engine.Checker, obligation: Obligation) -> engine.Outcome:
         current.append(Path(obligation.binding.loc.span.path).name)
         try:
             return decide(self, obligation)

@@ -10,7 +10,6 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from idxcheck.engine import LoadedTree, Prefilter, load_file
 from idxcheck.incremental import parse_store
 from idxcheck.incremental.cache import Cache
 from idxcheck.profiles.schema import load_profile
@@ -18,6 +17,8 @@ from idxcheck.source import files as source_module
 from idxcheck.source.chunks import assembled, chunk_text, class_chunks
 from idxcheck.source.discover import Candidate, discover
 from idxcheck.source.files import SourceFile, parse_module
+from idxcheck.source.prefilter import Prefilter
+from idxcheck.source.tree import LoadedTree, load_file
 
 from .realtree import sglang_tree
 

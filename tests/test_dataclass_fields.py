@@ -4,9 +4,8 @@ the class alone."""
 
 from __future__ import annotations
 
-from idxcheck.engine import DataclassIndex
-from idxcheck.interp.classes import dataclass_fields
 from idxcheck.source.files import SourceFile
+from idxcheck.source.index import DataclassIndex, dataclass_fields
 
 TEXT = """
 import dataclasses

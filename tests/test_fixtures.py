@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 
 from .conftest import FIXTURES, ROOT

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from idxcheck.app.changed import ChangedFiles
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 

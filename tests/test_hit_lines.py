@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from idxcheck.engine import Prefilter, scan_source
+from idxcheck.app.run import scan_source
 from idxcheck.profiles.schema import load_profile
+from idxcheck.source.prefilter import Prefilter
 
 PREFILTER = Prefilter(load_profile("sglang"))
 
@@ -95,8 +96,8 @@ def test_a_class_whose_role_names_are_in_comments_only_is_not_parsed() -> None:
 
 
 def test_blocks_that_may_hit_are_the_hit_blocks_or_a_superset_before_the_lines_are_found() -> None:
-    from idxcheck.engine import HitLines
     from idxcheck.source.files import SourceFile
+    from idxcheck.source.tree import HitLines
 
     text = (
         "class Plain:\n    def f(self):\n        return 1\n\n\n"

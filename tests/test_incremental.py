@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck import engine
 from idxcheck.app import api
+from idxcheck.check import pipeline
 from idxcheck.facts import constraints
+from idxcheck.facts import tree as tree_facts
 from idxcheck.incremental import stamps
 from idxcheck.incremental.cache import Cache, solver_version
+from idxcheck.incremental.keys import tree_keys
 from idxcheck.model.config import Config
 from idxcheck.profiles.schema import load_profile
 from idxcheck.report.json_format import to_dict
+from idxcheck.source import tree as source_tree
 
 from .realtree import sglang_tree
 
@@ -34,8 +37,8 @@ def _doc(paths: list[str], config: Config) -> str:
 def _facts_key(root: Path, tmp_path: Path) -> str:
     config = Config()
     profile = load_profile(config.profile)
-    tree = engine.load_tree([str(root)], config, profile)
-    return engine.tree_keys(tree, config, profile, Cache(tmp_path, solver_version()))[0]
+    tree = source_tree.load_tree([str(root)], config, profile)
+    return tree_keys(tree, config, profile, Cache(tmp_path, solver_version()))[0]
 
 
 @pytest.fixture
@@ -68,9 +71,9 @@ def test_results_with_cached_tree_facts_equal_results_without(
     cached = Config(cache_dir=str(tmp_path / "cache"))
     _doc([str(tree)], cached)
     calls: list[int] = []
-    read = engine.find_mode_model
+    read = pipeline.find_mode_model
     monkeypatch.setattr(
-        engine,
+        pipeline,
         "find_mode_model",
         lambda *a: calls.append(1) or read(*a),  # type: ignore[func-returns-value]
     )
@@ -107,13 +110,13 @@ def test_a_runner_file_is_read_again_only_when_it_or_what_it_reads_changes(
     cached = Config(cache_dir=str(tmp_path / "cache"))
     first = _doc([str(tree)], cached)
     read: list[str] = []
-    original = engine._read_runners
+    original = tree_facts._read_runners
 
     def spy(source, *rest):  # type: ignore[no-untyped-def]
         read.append(Path(source.path).name)
         return original(source, *rest)
 
-    monkeypatch.setattr(engine, "_read_runners", spy)
+    monkeypatch.setattr(tree_facts, "_read_runners", spy)
     enum = tree / "runtime" / "forward_mode.py"
     enum.write_text(enum.read_text() + "\n\ndef describe(mode):\n    return mode.name\n")
     same = _doc([str(tree)], cached)
@@ -158,7 +161,7 @@ def test_argument_checks_and_the_enum_are_read_again_only_where_their_files_chan
     checked: list[str] = []
     enums: list[int] = []
     read_checks = constraints._file_constraints
-    read_enum = engine.find_mode_model
+    read_enum = pipeline.find_mode_model
 
     def spy_checks(source, *rest):  # type: ignore[no-untyped-def]
         checked.append(Path(source.path).name)
@@ -169,7 +172,7 @@ def test_argument_checks_and_the_enum_are_read_again_only_where_their_files_chan
         return read_enum(*args)
 
     monkeypatch.setattr(constraints, "_file_constraints", spy_checks)
-    monkeypatch.setattr(engine, "find_mode_model", spy_enum)
+    monkeypatch.setattr(pipeline, "find_mode_model", spy_enum)
     edited = tree / "checks_1.py"
     edited.write_text(CHECK.format(n=3))
     after = _doc([str(tree)], cached)
@@ -207,13 +210,13 @@ def test_rejected_files_are_not_read_again_until_they_change(
     cached = Config(cache_dir=str(tmp_path / "cache"))
     _doc([str(tree)], cached)
     read: list[str] = []
-    load = engine.load_file
+    load = source_tree.load_file
 
     def spy(item: object, *rest: object) -> None:
         read.append(Path(item.path).name)  # type: ignore[attr-defined]
         load(item, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine, "load_file", spy)
+    monkeypatch.setattr(source_tree, "load_file", spy)
     backend = tree / "bugs" / "eagle_draft_extend_v2.py"
     backend.write_text(backend.read_text() + "\n# edited\n")
     _doc([str(tree)], cached)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.report import json_format
 
 FINDING_KEYS = {

@@ -4,7 +4,7 @@ rows, and a latent warning otherwise."""
 
 from __future__ import annotations
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 
 PARTIAL_FIX = "fixtures/bugs/eagle_partial_fix.py"

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from idxcheck.app.api import scan
-from idxcheck.engine import LoadedTree, Prefilter, load_file
 from idxcheck.incremental import located
 from idxcheck.model.config import Config
 from idxcheck.profiles.schema import load_profile
 from idxcheck.report.json_format import to_dict
 from idxcheck.source.discover import Candidate
 from idxcheck.source.files import data_digest
+from idxcheck.source.prefilter import Prefilter
+from idxcheck.source.tree import LoadedTree, load_file
 
 FIXTURE = Path("fixtures/bugs/eagle_draft_extend_v2.py")
 
@@ -110,10 +111,12 @@ def test_the_readings_of_a_text_are_kept_with_it_and_taken_for_the_same_bytes(
 ) -> None:
     from idxcheck.facts.constraints import read_registry
 
+    sglang = load_profile("sglang")
+
     path = tmp_path / "backend.py"
     path.write_text(FIXTURE.read_text())
     (source,) = _read(path, {}).files
-    assert read_registry([source]) == {} and source.new_readings
+    assert read_registry([source], sglang) == {} and source.new_readings
     entry = located.Located(
         source.data_digest,
         tuple(source.blocks),
@@ -123,12 +126,12 @@ def test_the_readings_of_a_text_are_kept_with_it_and_taken_for_the_same_bytes(
     )
     # The reading kept is the one used (a made-up one shows it), and nothing is new.
     (taken,) = _read(path, {str(path): entry}).files
-    assert read_registry([taken]) == {"made_up": {"MadeUpBackend"}}
+    assert read_registry([taken], sglang) == {"made_up": {"MadeUpBackend"}}
     assert not taken.new_readings
     config = replace(Config(), cache_dir=str(tmp_path / "cache"))
     located.store_located(config, [taken], {str(path): entry})
     assert located.load_located(config) == {}  # the same bytes and readings: nothing written
-    read_registry([source])
+    read_registry([source], sglang)
     assert source.new_readings
     located.store_located(config, [source], {str(path): entry})
     assert located.load_located(config)[str(path)].readings == {"registry": ()}

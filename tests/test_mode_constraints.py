@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 
 from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM

@@ -67,7 +67,7 @@ def test_wheel_then_editable_install(env: Path, tmp_path: Path) -> None:
 
 def test_static_checker_imports_stay_light() -> None:
     code = (
-        "import sys, idxcheck.cli, idxcheck.engine, idxcheck.report.text;"
+        "import sys, idxcheck.cli, idxcheck.check.pipeline, idxcheck.report.text;"
         "heavy = [m for m in ('z3', 'torch', 'triton') if m in sys.modules];"
         "assert not heavy, heavy"
     )

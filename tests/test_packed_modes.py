@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.findings import Finding
 
 from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM

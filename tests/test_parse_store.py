@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.incremental import parse_store
 from idxcheck.incremental.cache import Cache
 from idxcheck.model.config import Config

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.incremental import parts
 from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
@@ -283,8 +283,8 @@ def test_code_digests_of_looked_up_files_come_from_the_cache_by_their_text(
 ) -> None:
     from types import SimpleNamespace
 
-    from idxcheck.engine import ClassIndex
     from idxcheck.incremental.cache import Cache
+    from idxcheck.source.index import ClassIndex
 
     text = "class Base:  # noted\n    def f(self):\n        return 1\n"
     cache = Cache(tmp_path / "cache", "z3-test")

@@ -10,7 +10,8 @@ import libcst as cst
 import pytest
 
 from idxcheck.model.spans import Span
-from idxcheck.source.files import FunctionSource, SourceFile, descendants
+from idxcheck.source.cstwalk import descendants
+from idxcheck.source.files import FunctionSource, SourceFile
 
 from .realtree import sglang_tree
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from idxcheck.engine import MIN_GATE, Prefilter, _gates
 from idxcheck.profiles.schema import load_profile
+from idxcheck.source.prefilter import MIN_GATE, Prefilter, _gates
 
 
 def _any_word(words: tuple[bytes, ...], data: bytes) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 
 from .realtree import sglang_tree
 

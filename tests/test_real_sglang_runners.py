@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import (
-    DataclassIndex,
-    find_mode_model,
-    load_profile,
-    load_tree,
-    runtime_model_from_tree,
-    scan,
-)
+from idxcheck.app.run import scan
+from idxcheck.facts.mode_model import find_mode_model
 from idxcheck.facts.runners import width_definitions
+from idxcheck.facts.tree import runtime_model_from_tree
 from idxcheck.model.config import Config
 from idxcheck.model.findings import Finding, ScanResult
+from idxcheck.profiles.schema import load_profile
+from idxcheck.source.index import DataclassIndex
+from idxcheck.source.tree import load_tree
 from idxcheck.sym.render import render_term
 
 from .realtree import sglang_tree

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 
 from .realtree import vllm_tree
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 
 ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from idxcheck.engine import scan_source
+from idxcheck.app.run import scan_source
 from idxcheck.model.config import Config
 from idxcheck.rules import REGISTRY, Rule
 

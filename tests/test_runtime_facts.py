@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 
 ENUM = Path("fixtures/runtime/forward_mode.py").read_text()
 

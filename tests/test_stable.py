@@ -19,18 +19,25 @@ from .realtree import sglang_tree
 
 # The tree facts of the fixtures (mode model, runner widths, constraints), digested.
 FACTS_DIGEST = """
-from idxcheck import engine
+from idxcheck.check.pipeline import cached_tree_facts
+from idxcheck.facts.runners import WidthDefinitions
 from idxcheck.incremental.cache import Cache
+from idxcheck.incremental.store import DiskStore
+from idxcheck.parallel.executor import WorkerExecutor
+from idxcheck.source.index import DataclassIndex
+from idxcheck.source.tree import load_tree
 from idxcheck.model.config import Config
 from idxcheck.profiles.schema import load_profile
 config = Config()
 profile = load_profile(config.profile)
-tree = engine.load_tree(["fixtures", %r], config, profile)
-cache = Cache(__import__("pathlib").Path(%r))
-key = engine.tree_keys(tree, config, profile, cache)[0]
-dataclasses = engine.DataclassIndex(tree.files)
-widths = engine.WidthDefinitions(tree.files, profile.tree_width_functions)
-bundle, value = engine.cached_tree_facts(tree, config, profile, cache, dataclasses, widths, key)
+tree = load_tree(["fixtures", %r], config, profile)
+store = DiskStore(Cache(__import__("pathlib").Path(%r)))
+key = store.tree_keys(tree, config, profile)[0]
+dataclasses = DataclassIndex(tree.files)
+widths = WidthDefinitions(tree.files, profile.tree_width_functions)
+bundle, value = cached_tree_facts(
+    tree, config, profile, store, WorkerExecutor(1), dataclasses, widths, key
+)
 modes, runtime, constraints, errors = bundle
 assert modes.predicates and runtime.widths and constraints.registry, "a vacuous bundle"
 print(value)
@@ -127,7 +134,8 @@ def test_facts_the_digest_cannot_render_key_the_analyses_by_text(
 ) -> None:
     """If the facts held an object without a stable rendering, a cached scan would still give
     the uncached report: the analyses are keyed by the facts' text key instead."""
-    from idxcheck import engine
+    from idxcheck.app import run
+    from idxcheck.check import pipeline
     from idxcheck.model.config import Config
     from idxcheck.report.json_format import to_dict
 
@@ -135,11 +143,11 @@ def test_facts_the_digest_cannot_render_key_the_analyses_by_text(
         raise TypeError("no stable digest for a test object")
 
     def report(config: Config) -> dict[str, object]:
-        doc = to_dict(engine.scan(["fixtures/bugs", "fixtures/runtime"], config))
+        doc = to_dict(run.scan(["fixtures/bugs", "fixtures/runtime"], config))
         doc.pop("stats", None)
         return doc
 
-    monkeypatch.setattr(engine, "stable_digest", refuse)
+    monkeypatch.setattr(pipeline, "stable_digest", refuse)
     cached = Config(cache_dir=str(tmp_path / "cache"))
     first = report(cached)
     assert first["findings"]

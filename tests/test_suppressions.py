@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from idxcheck.cli import main
-from idxcheck.suppressions import read_comments
+from idxcheck.source.comments import read_comments
 
 BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
 STRIDE = "        per_req = self.speculative_num_steps + 1  # expect: IDX001"
@@ -149,10 +149,10 @@ def test_comments_in_files_without_sites_are_read_from_the_scan_itself(
     ],
 )
 def test_the_marker_read_from_the_bytes_is_the_marker_in_the_lowered_text(text: str) -> None:
-    from idxcheck.engine import _holds_marker
-    from idxcheck.suppressions import MARKER
+    from idxcheck.source.comments import MARKER
+    from idxcheck.source.prefilter import holds_marker
 
-    assert _holds_marker(text.encode(), text) == (MARKER in text.lower())
+    assert holds_marker(text.encode(), text) == (MARKER in text.lower())
 
 
 def test_a_marker_with_a_kelvin_sign_still_suppresses(tmp_path: Path) -> None:

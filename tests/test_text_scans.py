@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import _quotes_any
 from idxcheck.facts.kernels import _calls
 from idxcheck.facts.modes import top_level_alternatives
+from idxcheck.facts.tree import _quotes_any
 from idxcheck.source.files import SourceFile, locate_blocks, locate_blocks_in_text
 from idxcheck.sym.terms import (
     Atom,

@@ -145,7 +145,7 @@ def test_warm_cli_run_loads_neither_libcst_nor_z3(
         f"    main(['scan', '--format', 'json', {str(tree)!r}])\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "loaded = [m for m in ('libcst', 'z3', 'idxcheck.engine') if m in sys.modules]\n"
+        "loaded = [m for m in ('libcst', 'z3', 'idxcheck.check.pipeline') if m in sys.modules]\n"
         "print(code, loaded, file=sys.stderr)\n"
     )
     second = subprocess.run(

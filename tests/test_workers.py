@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from idxcheck.engine import ClassIndex, scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 from idxcheck.parallel import workers
 from idxcheck.report.json_format import to_dict
 from idxcheck.source.files import SourceError, SourceFile
+from idxcheck.source.index import ClassIndex
 
 from .realtree import sglang_tree
 
@@ -251,7 +252,7 @@ CHILD = """class Child{n}(Base):
 def test_classes_that_several_later_workers_would_parse_are_parsed_once_in_the_parent() -> None:
     from types import SimpleNamespace
 
-    from idxcheck.engine import HitLines
+    from idxcheck.source.tree import HitLines
 
     base = SourceFile.from_bytes("base.py", BASE.encode())
     children = [SourceFile.from_bytes(f"c{n}.py", CHILD.format(n=n).encode()) for n in range(4)]
@@ -305,7 +306,7 @@ def test_a_large_tree_read_by_two_processes_gives_the_same_scan(
         (tree / folder / "marked.py").write_text("y = 1  # idxcheck: ignore[IDX001]\n")
     monkeypatch.setattr(workers, "_cpus", lambda: 2)
     read_here: list[str] = []
-    from idxcheck import engine  # `api.scan` takes `load_file` from it when it runs
+    from idxcheck.source import tree as engine  # `api.scan` takes `load_file` from it when it runs
 
     original = engine.load_file
 
@@ -341,7 +342,7 @@ import json, sys
 from dataclasses import replace
 from idxcheck.parallel import workers
 from idxcheck.model.config import Config
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 workers.TASK_BYTES = workers.TASK_MIN_BYTES = 1  # a task per file
 result = scan(sys.argv[1:], replace(Config(), jobs=2))
 print(json.dumps({"z3": "z3" in sys.modules, "refuted": result.stats.refuted}))
@@ -549,7 +550,7 @@ def test_the_helper_is_hinted_the_classes_the_files_to_analyse_parse(
 ) -> None:
     from types import SimpleNamespace
 
-    from idxcheck.engine import HitLines
+    from idxcheck.source.tree import HitLines
 
     base = SourceFile.from_bytes("base.py", (BASE + "\n\nclass Unused:\n    pass\n").encode())
     children = [SourceFile.from_bytes(f"c{n}.py", CHILD.format(n=n).encode()) for n in range(2)]

@@ -34,7 +34,8 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from idxcheck.profiles.schema import ROLE_GRID, ROLE_QO, Profile, load_profile
+from idxcheck.model.kinds import Role
+from idxcheck.profiles.schema import Profile, load_profile
 
 STRIDE = "stride"
 GRID = "grid"
@@ -136,7 +137,7 @@ class _Collector(cst.CSTVisitor):
             name = target.value
         elif isinstance(target, cst.Attribute):
             name = target.attr.value
-        if name and self.profile.role_of(name) == ROLE_GRID and not _is_none(value):
+        if name and self.profile.role_of(name) == Role.GRID and not _is_none(value):
             self.found.append((GRID, self.qualname, value, anchor))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -169,7 +170,7 @@ class _Collector(cst.CSTVisitor):
         for arg in node.args:
             if (
                 arg.keyword
-                and self.profile.role_of(arg.keyword.value) == ROLE_GRID
+                and self.profile.role_of(arg.keyword.value) == Role.GRID
                 and not _is_none(arg.value)
             ):
                 self.found.append((GRID, self.qualname, arg.value, arg))
@@ -180,10 +181,10 @@ class _Collector(cst.CSTVisitor):
         child, current = node, self.get_metadata(ParentNodeProvider, node, None)
         while current is not None:
             if isinstance(current, cst.Arg) and current.keyword is not None:
-                return self.profile.role_of(current.keyword.value) == ROLE_QO
+                return self.profile.role_of(current.keyword.value) == Role.QO
             if isinstance(current, cst.DictElement) and isinstance(current.key, cst.SimpleString):
                 key = current.key.evaluated_value
-                return isinstance(key, str) and self.profile.role_of(key) == ROLE_QO
+                return isinstance(key, str) and self.profile.role_of(key) == Role.QO
             if isinstance(current, cst.Call) and child is not current.func:
                 func = current.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "copy_":
@@ -201,9 +202,9 @@ class _Collector(cst.CSTVisitor):
         while isinstance(target, cst.Subscript):
             target = target.value
         if isinstance(target, cst.Name):
-            return self.profile.role_of(target.value) == ROLE_QO
+            return self.profile.role_of(target.value) == Role.QO
         if isinstance(target, cst.Attribute):
-            return self.profile.role_of(target.attr.value) == ROLE_QO
+            return self.profile.role_of(target.attr.value) == Role.QO
         return False
 
     def visit_Dict(self, node: cst.Dict) -> None:
@@ -212,7 +213,7 @@ class _Collector(cst.CSTVisitor):
                 key = element.key.evaluated_value
                 if (
                     isinstance(key, str)
-                    and self.profile.role_of(key) == ROLE_GRID
+                    and self.profile.role_of(key) == Role.GRID
                     and not _is_none(element.value)
                 ):
                     self.found.append((GRID, self.qualname, element.value, element))

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench.mutation.mutate import Mutant, mutants
 from bench.sglang_tree import sglang_tree
-from idxcheck.engine import scan
+from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 

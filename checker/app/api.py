@@ -8,7 +8,7 @@
 
 `scan` wraps the engine (`idxcheck.engine`): discovery with the configuration file's rooted
 excludes, a progress callback, then the reporting policy: `per-file-ignores` and suppression
-comments (`idxcheck.suppressions`), whose bare and unused comments become findings of their own.
+comments (`idxcheck.app.suppress`), whose bare and unused comments become findings of their own.
 Baselines and `--diff-base` are in `idxcheck.app.baseline`."""
 
 from __future__ import annotations
@@ -16,45 +16,26 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idxcheck.incremental import stamps
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, Finding, ScanResult
+from idxcheck.model.outcome import Scan, Suppressed
 from idxcheck.source.discover import Candidate, DiscoveryError, discover
 from idxcheck.source.pathmatch import path_matches, relative_posix
 
 if TYPE_CHECKING:
-    from idxcheck import suppressions
-    from idxcheck.engine import LoadedTree, Prefilter
     from idxcheck.incremental.located import Located
     from idxcheck.source.files import SourceFile
+    from idxcheck.source.prefilter import Prefilter
+    from idxcheck.source.tree import LoadedTree
 
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
 # that use them: a warm scan answered by `stamps` never loads them.
 
 # progress(done, total): called as the scan advances, from the thread that called `scan`.
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class Suppressed:
-    finding: Finding
-    comment: suppressions.Suppression
-
-
-@dataclass(frozen=True)
-class Scan:
-    """A scan with the reporting policy applied.
-
-    `result.findings` are the findings to report (suppression meta findings included);
-    `suppressed` and `ignored` (by `per-file-ignores`) are what the policy took out."""
-
-    result: ScanResult
-    suppressed: tuple[Suppressed, ...]
-    ignored: tuple[Finding, ...]
-    files: tuple[str, ...]  # every file walked, as displayed
 
 
 def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate], list[FileError]]:
@@ -137,15 +118,14 @@ def _read_and_scan(
     progress: Progress | None,
 ) -> tuple[ScanResult, LoadedTree]:
     """The files that pass the prefilter read, and the tree scanned."""
-    from idxcheck.engine import LoadedTree, Prefilter, load_file, scan_tree
+    from idxcheck.app.run import profile_for, run_tree
     from idxcheck.incremental.located import load_located, store_located
-    from idxcheck.profiles.schema import load_profile
+    from idxcheck.source.prefilter import Prefilter
+    from idxcheck.source.tree import LoadedTree, load_file
 
-    profile = load_profile(
-        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
-    )
+    profile = profile_for(config)
     tree = LoadedTree(errors=list(errors))
-    # Load file by file (the reading and prefilter of `engine.load_tree`) and count the
+    # Load file by file (the reading and prefilter of `source.tree.load_tree`) and count the
     # analysis of the whole tree as the last step.
     total = len(candidates) + 1
     prefilter = Prefilter(profile)
@@ -180,7 +160,7 @@ def _read_and_scan(
     if progress is not None:
         progress(len(candidates), total)
     if config.cache_dir is None:
-        return scan_tree(tree, config, profile), tree
+        return run_tree(tree, config, profile), tree
     from idxcheck.parallel.workers import meanwhile
 
     # Written once the tree facts have made their readings of the files, while the helper
@@ -189,7 +169,7 @@ def _read_and_scan(
         lambda: _remember_rejected(read_paths, tree, config, rejected),
         lambda: store_located(config, tree.files, known or {}),
     ):
-        return scan_tree(tree, config, profile), tree
+        return run_tree(tree, config, profile), tree
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the
@@ -206,8 +186,8 @@ def _read_elsewhere(
 ) -> Callable[[], tuple[list[SourceFile], list[FileError], dict[str, str], int]]:
     """`load_file` of each candidate, perhaps in another process (`workers.in_background`):
     the files read, the errors, the marked files' texts and the count walked."""
-    from idxcheck.engine import LoadedTree, load_file
     from idxcheck.parallel.workers import in_background
+    from idxcheck.source.tree import LoadedTree, load_file
 
     def read() -> tuple[list[SourceFile], list[FileError], dict[str, str], int]:
         part = LoadedTree()
@@ -265,26 +245,25 @@ def apply_policy(
     only when they contain the suppression marker, unless `complete` says that `texts` holds
     every file that does. `unmarked`: files of `texts` known to hold no marker (their
     comments are not searched)."""
-    from idxcheck import suppressions
+    from idxcheck.app.suppress import apply
+    from idxcheck.model.comments import FileComments
     from idxcheck.rules.catalog import known_codes
+    from idxcheck.rules.meta import BARE_SUPPRESSION, UNUSED_SUPPRESSION
+    from idxcheck.source.comments import read_comments
 
     codes = known_codes()
     enabled = frozenset(code for code in codes if config.rule_enabled(code))
     comments = []
-    if (
-        suppressions.BARE_SUPPRESSION.code in enabled
-        or suppressions.UNUSED_SUPPRESSION.code in enabled
-        or result.findings
-    ):
+    if BARE_SUPPRESSION.code in enabled or UNUSED_SUPPRESSION.code in enabled or result.findings:
         for path in files:
             text = (texts or {}).get(path)
             if text is None and not complete:
                 text = _read_if_marked(path)
             if path in unmarked:
-                comments.append(suppressions.FileComments(path, ()))
+                comments.append(FileComments(path, ()))
             elif text is not None:
-                comments.append(suppressions.read_comments(path, text))
-    applied = suppressions.apply(result.findings, comments, enabled=enabled, known=codes)
+                comments.append(read_comments(path, text))
+    applied = apply(result.findings, comments, enabled=enabled, known=codes)
     suppressed = [Suppressed(finding, comment) for finding, comment in applied.suppressed]
     kept: list[Finding] = []
     ignored: list[Finding] = []
@@ -305,13 +284,13 @@ def _ignored_for_file(finding: Finding, config: Config) -> bool:
 
 
 def _read_if_marked(path: str) -> str | None:
-    from idxcheck import suppressions
+    from idxcheck.source.comments import MARKER
 
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None  # the engine already reported it
-    if suppressions.MARKER.encode() not in data.lower():
+    if MARKER.encode() not in data.lower():
         return None
     return data.decode("utf-8", errors="replace")

@@ -13,55 +13,11 @@ producer loses that mode's findings, it never makes one."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from idxcheck.profiles.schema import Profile
-from idxcheck.source.files import SourceFile, reading
-
-# `<object>.forward_mode = <value>`, but for `self.forward_mode` (a runner's own capture mode;
-# `self.batch.forward_mode` is a batch).
-_ASSIGNED = re.compile(
-    r"(?<![\w.])(?!self\.forward_mode\b)[A-Za-z_][\w.]*\.forward_mode[ \t]*=(?!=)"
-)
-# `forward_mode=ForwardMode.X` as a keyword argument.
-_KEYWORD = re.compile(r"[(,]\s*forward_mode\s*=\s*ForwardMode\.([A-Z][A-Z0-9_]*)")
-_MEMBER = re.compile(r"ForwardMode\.([A-Z][A-Z0-9_]*)")
-
-
-def batch_modes(text: str) -> frozenset[str]:
-    """The modes the text puts a batch in."""
-    if "forward_mode" not in text or "ForwardMode." not in text:
-        return frozenset()
-    found: set[str] = set(_KEYWORD.findall(text))
-    for match in _ASSIGNED.finditer(text):
-        found.update(_MEMBER.findall(_value_text(text, match.end())))
-    return frozenset(found)
-
-
-def _value_text(text: str, start: int) -> str:
-    """The text of the value assigned from `start`: to the end of the line, or to the closing
-    bracket of one that opens there."""
-    i = start
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    if i >= len(text) or text[i] != "(":
-        end = text.find("\n", i)
-        return text[i : end if end >= 0 else len(text)]
-    depth = 0
-    for j in range(i, len(text)):
-        if text[j] == "(":
-            depth += 1
-        elif text[j] == ")":
-            depth -= 1
-            if depth == 0:
-                return text[i : j + 1]
-    return text[i:]
-
-
-def file_batch_modes(source: SourceFile) -> frozenset[str]:
-    """`batch_modes` of a file's text, read once per text (`reading`)."""
-    return reading(source, "batch-modes", lambda: batch_modes(source.text))
+from idxcheck.source.files import SourceFile
+from idxcheck.source.prefilter import file_batch_modes
 
 
 def modes_not_run(
@@ -71,7 +27,7 @@ def modes_not_run(
     each with why, where the tree puts a batch in one of the evidence modes."""
     produced: dict[str, str] = {}
     for source in files:
-        for mode in file_batch_modes(source):
+        for mode in file_batch_modes(source, profile):
             produced.setdefault(mode, source.path)
     evidence = [produced[m] for m in profile.worker_evidence if m in produced]
     if not evidence:
@@ -84,9 +40,3 @@ def modes_not_run(
         for mode, why in profile.worker_modes.items()
         if mode in members and mode not in produced
     }
-
-
-def feeds_batch_modes(source: SourceFile, profile: Profile) -> bool:
-    """Whether the file puts a batch in a mode `modes_not_run` looks at."""
-    watched = set(profile.worker_modes) | set(profile.worker_evidence)
-    return bool(file_batch_modes(source) & watched)

@@ -25,26 +25,23 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from idxcheck.facts.ports import FileMemo
 from idxcheck.interp.interpreter import ClassInterpreter, Frame, ScanContext, State
 from idxcheck.interp.values import ConfigV
 from idxcheck.model.spans import Span
-from idxcheck.source.files import FunctionSource, SourceError, SourceFile, descendants, reading
+from idxcheck.source.cstwalk import descendants
+from idxcheck.source.files import FunctionSource, SourceError, SourceFile, reading
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from idxcheck.incremental.readings import FileReadings
     from idxcheck.profiles.schema import Profile
 else:
     cst = lazy_module("libcst")
 
-_REGISTER = re.compile(r"@register_attention_backend\(\s*[\"']([A-Za-z0-9_]+)[\"']\s*\)")
 _RETURN_CLASS = re.compile(r"return\s+([A-Z][A-Za-z0-9_]*)\(")
-_FORCED = re.compile(
-    r"speculative_num_draft_tokens\s*=\s*[A-Za-z_.]*speculative_num_steps\s*\+\s*1"
-)
 
 
 @dataclass(frozen=True)
@@ -87,24 +84,26 @@ Elsewhere = Callable[[Callable[[], list[FileConstraints]]], Callable[[], list[Fi
 ELSEWHERE_BYTES = 200_000
 
 
-def read_registry(files: Iterable[SourceFile]) -> dict[str, set[str]]:
+def read_registry(files: Iterable[SourceFile], profile: Profile) -> dict[str, set[str]]:
     registry: dict[str, set[str]] = {}
     for source in files:
-        for name, classes in reading(source, "registry", partial(_file_registry, source)):
+        for name, classes in reading(source, "registry", partial(_file_registry, source, profile)):
             registry.setdefault(name, set()).update(classes)
     return registry
 
 
-def _file_registry(source: SourceFile) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _file_registry(source: SourceFile, profile: Profile) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The backends one file registers, each with the classes its function returns."""
-    if "register_attention_backend(" not in source.text:
+    decorator = profile.idioms.registry_decorator
+    if not profile.idioms.registers_backends(source.text):
         return ()
+    register = re.compile(rf"@{re.escape(decorator)}\(\s*[\"']([A-Za-z0-9_]+)[\"']\s*\)")
     found: list[tuple[str, tuple[str, ...]]] = []
     for block in source.blocks:
         if block.kind != "def":
             continue
         header = source.header_text(block)
-        match = _REGISTER.search(header)
+        match = register.search(header)
         if not match:
             continue
         body = source.block_text(block, decorators=False)
@@ -112,9 +111,11 @@ def _file_registry(source: SourceFile) -> tuple[tuple[str, tuple[str, ...]], ...
     return tuple(found)
 
 
-def constraints_forced(text: str) -> re.Match[str] | None:
-    """Where a file forces `speculative_num_draft_tokens` to `speculative_num_steps + 1`."""
-    return _FORCED.search(text)
+def constraints_forced(text: str, profile: Profile) -> re.Match[str] | None:
+    """Where a file makes the assignment that forces a constraint of the profile (SGLang:
+    `speculative_num_draft_tokens` to `speculative_num_steps + 1`)."""
+    forced = profile.idioms.forced_assignment
+    return forced.search(text) if forced is not None else None
 
 
 def states_mode_constraint(text: str, profile: Profile) -> bool:
@@ -126,7 +127,7 @@ def states_mode_constraint(text: str, profile: Profile) -> bool:
 def read_constraints(
     files: Iterable[SourceFile],
     ctx: ScanContext,
-    readings: FileReadings | None = None,
+    readings: FileMemo | None = None,
     elsewhere: Elsewhere | None = None,
 ) -> Callable[[], TreeConstraints]:
     """The backends' argument checks and the forced draft-token count, read file by file
@@ -136,13 +137,12 @@ def read_constraints(
     files `readings` does not hold in another process while the caller goes on (the tree
     facts read the runners meanwhile); the readings are stored by the caller's process."""
     files = list(files)
-    registry = read_registry(files)
+    registry = read_registry(files, ctx.profile)
     names = set(registry)
     candidates = [
         s
         for s in files
-        if ("raise" in s.text and "speculative" in s.text)
-        or states_mode_constraint(s.text, ctx.profile)
+        if ctx.profile.idioms.may_check(s.text) or states_mode_constraint(s.text, ctx.profile)
     ]
     stored: list[FileConstraints | None] = [
         readings.get(source) if readings is not None else None for source in candidates
@@ -180,13 +180,13 @@ def read_constraints(
 
 def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> FileConstraints:
     result = TreeConstraints()
-    forced = constraints_forced(source.text)
+    forced = constraints_forced(source.text, ctx.profile)
     if forced:
         line = source.text.count("\n", 0, forced.start()) + 1
         result.citations.append(
             TreeConstraint(
                 TRUE,
-                "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
+                ctx.profile.idioms.forced_text,
                 Span(source.path, line, 0, line, 0),
             )
         )
@@ -224,7 +224,7 @@ def _read_function(
 ) -> None:
     interp = ClassInterpreter(ctx, {}, fn.name, record=False)
     for node in _walk_ifs(fn.node):
-        backend = _backend_named(fn, node.test, names)
+        backend = _backend_named(fn, node.test, names, ctx.profile.idioms.backend_selector)
         if backend is None:
             continue
         for inner in _walk_ifs(node):
@@ -248,9 +248,11 @@ def _walk_ifs(root: cst.CSTNode) -> list[cst.If]:
     return [node for node in descendants(root) if isinstance(node, cst.If)]
 
 
-def _backend_named(fn: FunctionSource, test: cst.BaseExpression, names: set[str]) -> str | None:
+def _backend_named(
+    fn: FunctionSource, test: cst.BaseExpression, names: set[str], selector: str
+) -> str | None:
     code = fn.code(test)
-    if "attention_backend" not in code:
+    if not selector or selector not in code:
         return None
     mentioned = [n for n in names if f'"{n}"' in code or f"'{n}'" in code]
     return mentioned[0] if len(mentioned) == 1 else None
@@ -270,7 +272,7 @@ def _condition(
     interp: ClassInterpreter, fn: FunctionSource, test: cst.BaseExpression
 ) -> Formula | None:
     """The rejected condition over configuration symbols, or None when it is not one."""
-    env = {name: ConfigV(name) for name in ("server_args", "cfg", "args", "self")}
+    env = {name: ConfigV(name) for name in interp.profile.idioms.check_config_names}
     state = State(dict(env), TRUE)
     frame = Frame(fn, (fn.qualname,), 0)
     formula = interp.condition(test, state, frame)

@@ -122,4 +122,4 @@ def mode_model_from_profile(
         for flag, flagged_members in flagged.items():
             parts.append(conj(Atom(FLAG_PREFIX + flag, flag), ModeIs(frozenset(flagged_members))))
         predicates[name] = Predicate(name, tuple((flag, False) for flag in flagged), disj(*parts))
-    return ModeModel("ForwardMode", members, predicates, f"profile {profile.name}")
+    return ModeModel(profile.idioms.mode_enum, members, predicates, f"profile {profile.name}")

@@ -43,9 +43,6 @@ from idxcheck.sym.terms import (
     neg,
 )
 
-_MODE_KEYWORD = re.compile(r"forward_mode\s*=\s*ForwardMode\.([A-Z_0-9]+)\b")
-NONE_SPEC_INFO = Atom("none:spec_info", "spec_info is None")
-
 
 @dataclass
 class RunnerFacts:
@@ -151,7 +148,8 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
     )
     block_text = _block_text(cls.file, cls.block)
     if mode_value is None:
-        members = set(_MODE_KEYWORD.findall(block_text))
+        keyword = profile.idioms.runner_mode_keyword
+        members = set(keyword.findall(block_text)) if keyword is not None else set()
         if len(members) != 1:
             facts.errors.append(
                 (cls.file.path, f"runner `{cls.name}`: the forward mode it captures is not known")
@@ -160,6 +158,7 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
         mode_value = MemberV(members.pop())
     span, text = _assignment(cls, width_attr)
     draft = bool(re.search(profile.draft_runner, cls.name))
+    idioms = profile.idioms
     for mode_pc, mode in iter_choice(mode_value, TRUE):
         if not isinstance(mode, MemberV):
             continue
@@ -169,13 +168,14 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
             term, params = _free_params(width.term, cls.name, profile.runner_symbols)
             cond = conj(mode_pc, width_pc, *(_param_range(p, profile) for p in params))
             selector = None
-            if mode.name == "DECODE" and draft and not profile.compare_draft_decode:
+            if mode.name == idioms.draft_decode_mode and draft and not profile.compare_draft_decode:
                 continue
-            if mode.name == "DECODE":
+            if mode.name == idioms.draft_decode_mode and idioms.draft_decode_selector is not None:
                 # Which decode batches this runner serves: the draft worker's carry a
                 # speculative input, the target's do not.
-                cond = conj(cond, neg(NONE_SPEC_INFO) if draft else NONE_SPEC_INFO)
-                selector = NONE_SPEC_INFO.key
+                target = Atom(*idioms.draft_decode_selector)
+                cond = conj(cond, neg(target) if draft else target)
+                selector = target.key
             facts.widths.append(
                 RunnerWidth(
                     mode=mode.name,

@@ -14,7 +14,6 @@ used entries are dropped past the limit)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from idxcheck import __version__
+from idxcheck.model.stable import digest
 
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
@@ -101,14 +101,6 @@ def solver_version() -> str:
         return version("z3-solver")
     except Exception:
         return "unknown"
-
-
-def digest(*parts: str) -> str:
-    hasher = hashlib.sha256()
-    for part in parts:
-        hasher.update(part.encode())
-        hasher.update(b"\x1f")
-    return hasher.hexdigest()
 
 
 class Cache:

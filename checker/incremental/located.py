@@ -11,8 +11,9 @@ import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from idxcheck.incremental.cache import digest, read_blob, tool_versions, write_blob
+from idxcheck.incremental.cache import read_blob, tool_versions, write_blob
 from idxcheck.model.config import Config
+from idxcheck.model.stable import digest
 from idxcheck.source.files import Block, Offsets, SourceFile
 
 

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from idxcheck.incremental.cache import Cache, digest
+from idxcheck.incremental.cache import Cache
+from idxcheck.model.stable import digest
 from idxcheck.source import files as source
 from idxcheck.source.files import Parsed
 from idxcheck.source.lazy_import import lazy_module

@@ -25,9 +25,11 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterable
 
-from idxcheck.engine import Checker, FilePart, TreeFacts, analyse_file
-from idxcheck.incremental.cache import Cache, digest
+from idxcheck.check.analyse import FilePart, TreeFacts, analyse_file
+from idxcheck.check.checker import Checker
+from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.parse_store import parses_from
+from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
 
 Lookups = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -92,7 +94,8 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
 def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
     """The file analysed, and stored in the checker's disk cache with the classes it looked
     up (for a file `stored_part` did not answer)."""
-    cache: Cache | None = checker.disk
+    # The workers hand the checker the disk cache itself as its verdict store.
+    cache = checker.disk if isinstance(checker.disk, Cache) else None
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker)

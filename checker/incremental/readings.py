@@ -8,7 +8,8 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from idxcheck.incremental.cache import Cache, digest
+from idxcheck.incremental.cache import Cache
+from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
 
 

@@ -20,13 +20,14 @@ import pickle
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from idxcheck.incremental.cache import digest, read_blob, tool_versions, write_blob
+from idxcheck.incremental.cache import read_blob, tool_versions, write_blob
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError
+from idxcheck.model.stable import digest
 from idxcheck.source.discover import Candidate
 
 if TYPE_CHECKING:
-    from idxcheck.app.api import Scan
+    from idxcheck.model.outcome import Scan
 
 SETTLE_SECONDS = 2.0
 # Files remembered as rejected by the prefilter, over every tree scanned with this cache.
@@ -102,7 +103,7 @@ def load(config: Config, key: str) -> Scan | None:
         outcome = pickle.loads(stored)
     except Exception:
         return None  # written by another layout of these classes: scan again
-    from idxcheck.app.api import Scan
+    from idxcheck.model.outcome import Scan
 
     return outcome if isinstance(outcome, Scan) else None
 

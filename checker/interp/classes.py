@@ -6,18 +6,15 @@ dataclasses (for positional construction of metadata objects)."""
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from idxcheck.facts.modes import FLAG_PREFIX, ModeModel, Predicate
 from idxcheck.interp.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
-from idxcheck.interp.values import BoolV, BufferV, CurrentModeV, DictV, LayoutV, TupleV, Value
-from idxcheck.model.spans import Span
+from idxcheck.interp.values import BufferV, DictV, LayoutV, TupleV, Value
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import Atom, Const, Formula
+from idxcheck.sym.terms import Const
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -208,124 +205,3 @@ def _is_static(fn: FunctionSource) -> bool:
             return True
     params = fn.node.params.params
     return not params or params[0].name.value not in ("self",)
-
-
-# ---------------------------------------------------------------------------------------------
-# Dataclass field order
-
-
-def dataclass_fields(cls: ast.ClassDef) -> tuple[str, ...] | None:
-    """Field names in declaration order, for a `@dataclass` class; None for other classes.
-    Read from CPython's tree: no position is asked of a field, and CPython parses a class
-    several times faster than libcst."""
-    if "dataclass" not in _decorator_names(cls):
-        return None
-    names: list[str] = []
-    for stmt in cls.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            if "ClassVar" not in ast.unparse(stmt.annotation):
-                names.append(stmt.target.id)
-    return tuple(names)
-
-
-def _decorator_names(cls: ast.ClassDef) -> list[str]:
-    names: list[str] = []
-    for expr in cls.decorator_list:
-        if isinstance(expr, ast.Call):
-            expr = expr.func
-        if isinstance(expr, ast.Name):
-            names.append(expr.id)
-        elif isinstance(expr, ast.Attribute):
-            names.append(expr.attr)
-    return names
-
-
-# ---------------------------------------------------------------------------------------------
-# The ForwardMode enum
-
-
-class _TreeModeOracle:
-    """Reads predicates of an enum class lazily, detecting predicates that recurse."""
-
-    def __init__(self, cls: ClassSource, ctx: ScanContext, members: tuple[str, ...]) -> None:
-        self.cls = cls
-        self.ctx = ctx
-        self.members = members
-        self.enum_name = cls.name
-        self.predicates: dict[str, Predicate | None] = {}
-        self.errors: list[str] = []
-        self._stack: list[str] = []
-
-    def predicate(self, name: str) -> Predicate | None:
-        if name in self.predicates:
-            return self.predicates[name]
-        fn = self.cls.methods.get(name)
-        if fn is None or name.startswith("__"):
-            return None
-        if name in self._stack:
-            self.errors.append(
-                f"predicate `{self.cls.name}.{name}` recurses ({' -> '.join([*self._stack, name])})"
-            )
-            return None
-        self._stack.append(name)
-        try:
-            pred = self._read(fn)
-        finally:
-            self._stack.pop()
-        self.predicates[name] = pred
-        return pred
-
-    def _read(self, fn: FunctionSource) -> Predicate | None:
-        params: list[tuple[str, bool]] = []
-        plist = fn.node.params.params
-        if not plist or plist[0].name.value != "self":
-            return None
-        args: dict[str, Value] = {"self": CurrentModeV()}
-        for param in [*plist[1:], *fn.node.params.kwonly_params]:
-            default = False
-            if param.default is not None and isinstance(param.default, cst.Name):
-                default = param.default.value == "True"
-            params.append((param.name.value, default))
-            args[param.name.value] = BoolV(Atom(FLAG_PREFIX + param.name.value, param.name.value))
-        sub_ctx = ScanContext(
-            self.ctx.profile, self, self.ctx.dataclass_fields, self.ctx.phase_widths
-        )
-        interp = ClassInterpreter(sub_ctx, {}, self.cls.name, record=False)
-        value, _ = interp.run(fn, args)
-        if interp.errors:
-            self.errors.extend(interp.errors)
-        if isinstance(value, BoolV):
-            return Predicate(fn.name, tuple(params), value.formula)
-        return None
-
-    def call(self, name: str, args: list[Formula], kwargs: dict[str, Formula]) -> Formula | None:
-        pred = self.predicate(name)
-        if pred is None:
-            return None
-        model = ModeModel(self.enum_name, self.members, {name: pred}, "")
-        return model.call(name, args, kwargs)
-
-
-def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list[str]]:
-    members: list[str] = []
-    body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name) and target.value.isupper():
-                        members.append(target.value)
-    oracle = _TreeModeOracle(cls, ctx, tuple(members))
-    predicates: dict[str, Predicate] = {}
-    for name in cls.methods:
-        pred = oracle.predicate(name)
-        if pred is not None:
-            predicates[name] = pred
-    span = Span(cls.file.path, cls.block.header_line, 0, cls.block.header_line, 0)
-    model = ModeModel(cls.name, tuple(members), predicates, cls.file.path, span)
-    return model, oracle.errors
-
-
-def is_mode_enum(cls: ClassSource, enum_name: str = "ForwardMode") -> bool:
-    return cls.name == enum_name and any(b in ("IntEnum", "Enum") for b in cls.base_names())

@@ -43,8 +43,9 @@ from idxcheck.interp.values import (
     UnknownV,
     Value,
 )
+from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
-from idxcheck.profiles.schema import ROLE_QO, Profile
+from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym import poly
@@ -183,14 +184,14 @@ class ModeOracle(Protocol):
 class Binding:
     """A value bound to a name that has an index-pointer or grid-scalar role."""
 
-    role: str
+    role: Role
     name: str
     value: Value
     pc: Formula
     loc: Loc
     function: str
     chain: tuple[str, ...]
-    kind: str  # assign | keyword | attribute | slice | copy | dictkey | positional
+    kind: BindingKind
     target_lower: Term | None = None
     target_upper: Term | None = None
     # Bindings made together (the keywords of one call, the fields of one metadata object,
@@ -646,13 +647,15 @@ class ClassInterpreter:
             if isinstance(base, SelfV):
                 self.self_writes.setdefault(attr, []).append(value)
                 state.env[SELF_PREFIX + attr] = value
-                self.bind(attr, value, target, "attribute", state, frame)
+                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame)
             elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
                 state.env[target.value.value] = base.with_field(attr, value)
-                self.bind(attr, value, target, "attribute", state, frame, group=base.origin)
+                self.bind(
+                    attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=base.origin
+                )
             else:
                 group = base.origin if isinstance(base, ObjectV) else None
-                self.bind(attr, value, target, "attribute", state, frame, group=group)
+                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=group)
         elif isinstance(target, cst.Subscript):
             self.assign_subscript(target, value, state, frame)
         elif isinstance(target, cst.StarredElement):
@@ -667,7 +670,7 @@ class ClassInterpreter:
         if isinstance(base_value, DictV) and not is_slice:
             key = self._dict_key(target, state, frame)
             if key is not None:
-                self.bind(key, value, target, "dictkey", state, frame)
+                self.bind(key, value, target, BindingKind.DICTKEY, state, frame)
             return
         if base_name is None:
             return
@@ -681,7 +684,7 @@ class ClassInterpreter:
                 base_name,
                 full,
                 target,
-                "slice",
+                BindingKind.SLICE,
                 state,
                 frame,
                 lower,
@@ -729,7 +732,7 @@ class ClassInterpreter:
         name: str,
         value: Value,
         node: cst.CSTNode,
-        kind: str,
+        kind: BindingKind,
         state: State,
         frame: Frame,
         lower: Term | None = None,
@@ -873,7 +876,9 @@ class ClassInterpreter:
             value = self.tag(self.eval(element.value, state, frame), element.value, frame)
             if isinstance(key, StrV):
                 items.append((key.value, value))
-                self.bind(key.value, value, element.key, "dictkey", state, frame, group=group)
+                self.bind(
+                    key.value, value, element.key, BindingKind.DICTKEY, state, frame, group=group
+                )
         return DictV(tuple(items))
 
     def eval_Await(self, node: cst.Await, state: State, frame: Frame) -> Value:
@@ -1433,12 +1438,12 @@ class ClassInterpreter:
                     # An index pointer handed to a kernel by position: its variable's name
                     # says what it is, and it pairs with the grid scalars of the call.
                     name = _base_name(arg.value)
-                    if name is not None and self.profile.role_of(name) == ROLE_QO:
+                    if name is not None and self.profile.role_of(name) == Role.QO:
                         self.bind(
                             name,
                             value,
                             arg.value,
-                            "argument",
+                            BindingKind.ARGUMENT,
                             state,
                             frame,
                             group=frame.fn.loc(node),
@@ -1482,7 +1487,9 @@ class ClassInterpreter:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
             for key, value in kwargs.items():
-                self.bind(key, value, keyword_nodes[key], "keyword", state, frame, group=group)
+                self.bind(
+                    key, value, keyword_nodes[key], BindingKind.KEYWORD, state, frame, group=group
+                )
         if isinstance(func, ChoiceV):
             return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
         if isinstance(func, BoundMethodV):
@@ -1564,7 +1571,7 @@ class ClassInterpreter:
                     target_name,
                     self.written_layout(source, lower),
                     node,
-                    "copy",
+                    BindingKind.COPY,
                     state,
                     frame,
                     lower,
@@ -1898,7 +1905,7 @@ class ClassInterpreter:
                     fields[index],
                     value,
                     positional_nodes[index],
-                    "positional",
+                    BindingKind.POSITIONAL,
                     state,
                     frame,
                     group=group,
@@ -1909,7 +1916,7 @@ class ClassInterpreter:
             keyword_node = next(
                 a for a in node.args if a.keyword is not None and a.keyword.value == key
             )
-            self.bind(key, value, keyword_node, "keyword", state, frame, group=group)
+            self.bind(key, value, keyword_node, BindingKind.KEYWORD, state, frame, group=group)
         return ObjectV(cls_name, tuple(values), group)
 
     def inline(

@@ -2,7 +2,7 @@
 run: Python's own `hash` of strings, and so the iteration order of sets, changes with
 PYTHONHASHSEED, and a pickle of a set follows that order.
 
-The tree facts are keyed by it (`idxcheck.engine.context_key`): a cached file analysis depends
+The tree facts are keyed by it (`idxcheck.incremental.keys.context_key`): a cached file analysis depends
 on what the tree facts are, not on the text they were read from, so that editing a file the
 facts are read from (a backend that quotes a registry name in a `raise`) keeps every other
 file's analysis unless the facts themselves change."""
@@ -14,6 +14,15 @@ import enum
 import hashlib
 
 from idxcheck.model.spans import Loc
+
+
+def digest(*parts: str) -> str:
+    """The digest of some strings, in order: the cache keys' hash."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode())
+        hasher.update(b"\x1f")
+    return hasher.hexdigest()
 
 
 def stable_digest(value: object) -> str:

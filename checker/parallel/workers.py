@@ -27,10 +27,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar, cast
 
-from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
+from idxcheck.check.analyse import FilePart, TreeFacts
+from idxcheck.check.checker import Checker
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.parts import analysed_part, stored_part
 from idxcheck.source.files import Block, SourceError, SourceFile, parse_ahead, texts_left_out
+from idxcheck.source.index import ClassIndex
 from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
 from idxcheck.sym.node import keep_interned_nodes
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from idxcheck.model.kinds import Role
 from idxcheck.sym.parse import parse_formula, parse_term
 from idxcheck.sym.terms import Formula, Term
-
-ROLE_QO = "qo_indptr"
-ROLE_GRID = "grid"
-ROLE_BUFFER = "buffer"  # a slice of a preallocated buffer (not named by a role)
 
 
 @dataclass(frozen=True)
@@ -42,6 +40,51 @@ class ModeConstraint:
     why: str
     # It holds against the runners of `mode` that also capture in this mode (empty: all).
     runners_also_in: str = ""
+
+
+@dataclass(frozen=True)
+class TreeIdioms:
+    """How a project's tree states its own facts in its text: the words and patterns the tree
+    facts (`idxcheck.facts`) and the prefilter look for. A profile without them reads no such
+    fact (no mode enum, no argument checks, no batches put in modes)."""
+
+    # The forward-mode enum class, and the words of a file that may state configuration
+    # constraints (a file holding every word of one entry is read for tree facts).
+    mode_enum: str = ""
+    tree_fact_words: tuple[tuple[str, ...], ...] = ()
+    # A file holding all of `batch_mode_words` may put a batch in a mode: `batch_mode_assigned`
+    # finds an assignment of a batch's mode (the value's members by `batch_mode_member`),
+    # `batch_mode_keyword` a batch built in a mode (group 1: the member).
+    batch_mode_words: tuple[str, ...] = ()
+    batch_mode_assigned: re.Pattern[str] | None = None
+    batch_mode_keyword: re.Pattern[str] | None = None
+    batch_mode_member: re.Pattern[str] | None = None
+    # The mode a runner captures in when no runner mode attribute says it (group 1: the member).
+    runner_mode_keyword: re.Pattern[str] | None = None
+    # The mode whose draft and target runners serve different batches, and the opaque runtime
+    # condition (key, text) that holds for the target's.
+    draft_decode_mode: str = ""
+    draft_decode_selector: tuple[str, str] | None = None
+    # Argument checks: the decorator that registers a backend by name, the configuration
+    # attribute that selects one, the words of a file that may hold a check, the names
+    # configuration objects have inside one, and an assignment that forces a constraint (its
+    # pattern, and how it is cited).
+    registry_decorator: str = ""
+    backend_selector: str = ""
+    check_words: tuple[str, ...] = ()
+    check_config_names: tuple[str, ...] = ()
+    forced_assignment: re.Pattern[str] | None = None
+    forced_text: str = ""
+
+    def declares_mode_enum(self, text: str) -> bool:
+        return bool(self.mode_enum) and f"class {self.mode_enum}" in text
+
+    def registers_backends(self, text: str) -> bool:
+        return bool(self.registry_decorator) and f"{self.registry_decorator}(" in text
+
+    def may_check(self, text: str) -> bool:
+        """Whether the text holds every word of an argument check."""
+        return bool(self.check_words) and all(word in text for word in self.check_words)
 
 
 @dataclass(frozen=True)
@@ -97,15 +140,17 @@ class Profile:
     # batches show that the workers are scanned.
     worker_modes: dict[str, str] = field(default_factory=dict)
     worker_evidence: tuple[str, ...] = ()
-    _role_cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+    idioms: TreeIdioms = field(default_factory=TreeIdioms)
+    _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
-    def role_of(self, name: str) -> str | None:
-        """`qo_indptr`, `grid`, or None for a variable, attribute, keyword or key name."""
+    def role_of(self, name: str) -> Role | None:
+        """The role of a variable, attribute, keyword or key name, by its words; None when it
+        has none."""
         if name in self._role_cache:
             return self._role_cache[name]
         words = tuple(w for w in name.lower().split("_") if w)
-        role: str | None = None
-        for role_name, patterns in ((ROLE_QO, self.qo_words), (ROLE_GRID, self.grid_words)):
+        role: Role | None = None
+        for role_name, patterns in ((Role.QO, self.qo_words), (Role.GRID, self.grid_words)):
             for pattern in patterns:
                 n = len(pattern)
                 for i in range(len(words) - n + 1):
@@ -201,4 +246,32 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         ),
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
+        idioms=_idioms(module),
+    )
+
+
+def _pattern(module: ModuleType, name: str) -> re.Pattern[str] | None:
+    text = getattr(module, name, None)
+    return re.compile(text) if text else None
+
+
+def _idioms(module: ModuleType) -> TreeIdioms:
+    forced = getattr(module, "FORCED_ASSIGNMENT", None)
+    selector = getattr(module, "DRAFT_DECODE_SELECTOR", None)
+    return TreeIdioms(
+        mode_enum=getattr(module, "MODE_ENUM", ""),
+        tree_fact_words=tuple(tuple(words) for words in getattr(module, "TREE_FACT_WORDS", ())),
+        batch_mode_words=tuple(getattr(module, "BATCH_MODE_WORDS", ())),
+        batch_mode_assigned=_pattern(module, "BATCH_MODE_ASSIGNED"),
+        batch_mode_keyword=_pattern(module, "BATCH_MODE_KEYWORD"),
+        batch_mode_member=_pattern(module, "BATCH_MODE_MEMBER"),
+        runner_mode_keyword=_pattern(module, "RUNNER_MODE_KEYWORD"),
+        draft_decode_mode=getattr(module, "DRAFT_DECODE_MODE", ""),
+        draft_decode_selector=tuple(selector) if selector else None,
+        registry_decorator=getattr(module, "REGISTRY_DECORATOR", ""),
+        backend_selector=getattr(module, "BACKEND_SELECTOR", ""),
+        check_words=tuple(getattr(module, "CHECK_WORDS", ())),
+        check_config_names=tuple(getattr(module, "CHECK_CONFIG_NAMES", ())),
+        forced_assignment=re.compile(forced[0]) if forced else None,
+        forced_text=forced[1] if forced else "",
     )

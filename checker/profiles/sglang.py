@@ -457,3 +457,43 @@ PREFILTER = (
     "def decode_num_tokens_per_bs",
     "class ForwardMode",
 )
+
+# How the tree states its own facts, read from its text (`idxcheck.facts`).
+# The mode enum, and the attribute that holds a batch's (and a runner's) forward mode.
+MODE_ENUM = "ForwardMode"
+# A file holding every word of one entry may state configuration constraints (an argument hook
+# that rejects a combination for one attention backend): it is read for tree facts even when it
+# holds no site.
+TREE_FACT_WORDS: tuple[tuple[str, ...], ...] = (
+    ("raise", "speculative_eagle_topk", "attention_backend"),
+    ("register_attention_backend(",),
+)
+# A file holding all of these may put a batch in a mode: it is read only when its text does put
+# one in a mode that `WORKER_MODES` or `WORKER_EVIDENCE` name.
+BATCH_MODE_WORDS = ("forward_mode", "ForwardMode.")
+# `<object>.forward_mode = <value>`, but for `self.forward_mode` (a runner's own capture mode;
+# `self.batch.forward_mode` is a batch); `forward_mode=ForwardMode.X` as a keyword argument;
+# a member named in the value assigned.
+BATCH_MODE_ASSIGNED = r"(?<![\w.])(?!self\.forward_mode\b)[A-Za-z_][\w.]*\.forward_mode[ \t]*=(?!=)"
+BATCH_MODE_KEYWORD = r"[(,]\s*forward_mode\s*=\s*ForwardMode\.([A-Z][A-Z0-9_]*)"
+BATCH_MODE_MEMBER = r"ForwardMode\.([A-Z][A-Z0-9_]*)"
+# The forward mode a runner captures in, where no `RUNNER_MODE_ATTRS` attribute says it: the
+# `forward_mode=ForwardMode.X` of the batch it builds.
+RUNNER_MODE_KEYWORD = r"forward_mode\s*=\s*ForwardMode\.([A-Z_0-9]+)\b"
+# The decode runners of draft and target workers serve different batches, told apart by this
+# opaque condition of the runtime (key, text): the draft's carry a speculative input.
+DRAFT_DECODE_MODE = "DECODE"
+DRAFT_DECODE_SELECTOR = ("none:spec_info", "spec_info is None")
+# Argument checks (`idxcheck.facts.constraints`): the decorator that registers an attention
+# backend by name, the configuration attribute that selects one, the words a file holding a
+# check has, the names configuration objects go by inside a check, and the assignment that
+# forces `speculative_num_draft_tokens = speculative_num_steps + 1` (its pattern and how a
+# finding cites it).
+REGISTRY_DECORATOR = "register_attention_backend"
+BACKEND_SELECTOR = "attention_backend"
+CHECK_WORDS = ("raise", "speculative")
+CHECK_CONFIG_NAMES = ("server_args", "cfg", "args", "self")
+FORCED_ASSIGNMENT = (
+    r"speculative_num_draft_tokens\s*=\s*[A-Za-z_.]*speculative_num_steps\s*\+\s*1",
+    "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
+)

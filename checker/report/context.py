@@ -14,7 +14,7 @@ from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.model.verdicts import Verdict
 
 if TYPE_CHECKING:
-    from idxcheck.suppressions import Suppression
+    from idxcheck.model.comments import Suppression
 
 EXIT_DESCRIPTIONS = {
     0: "clean: no findings",

@@ -191,7 +191,7 @@ def _anchor(
     place: Place,
     shift: int = 0,
 ) -> bool:
-    from idxcheck.source.files import descendants
+    from idxcheck.source.cstwalk import descendants
 
     base, column = place
     relative = placed.col_offset - column  # the statement's indentation within its function

@@ -647,39 +647,6 @@ def untag_formula(formula: Formula) -> Formula:
     return result
 
 
-def simplify(term: Term) -> Term:
-    """Exact simplification for the solver: divisions that divide exactly become their
-    quotient (`(bs * W) // bs` is `W`), so the solver needs no non-linear division there."""
-    from idxcheck.sym import poly
-
-    if isinstance(term, Tagged):
-        return simplify(term.inner)
-    if isinstance(term, BinOp):
-        left, right = simplify(term.left), simplify(term.right)
-        if term.op == "//":
-            lp, rp = poly.to_poly(left), poly.to_poly(right)
-            if lp is not None and rp is not None:
-                quotient = poly.exact_div(lp, rp)
-                if quotient is not None:
-                    return poly.to_term(quotient)
-        return binop(term.op, left, right)
-    if isinstance(term, Ite):
-        return ite(simplify_formula(term.cond), simplify(term.then), simplify(term.other))
-    return term
-
-
-def simplify_formula(formula: Formula) -> Formula:
-    if isinstance(formula, Cmp):
-        return cmp(formula.op, simplify(formula.left), simplify(formula.right))
-    if isinstance(formula, And):
-        return conj(*(simplify_formula(a) for a in formula.args))
-    if isinstance(formula, Or):
-        return disj(*(simplify_formula(a) for a in formula.args))
-    if isinstance(formula, Not):
-        return neg(simplify_formula(formula.arg))
-    return formula
-
-
 def stable_hash(node: object, _memo: dict[int, str] | None = None) -> str:
     """A hash of a term or formula's structure that is the same in every run (Python's own
     `hash` of strings and frozensets changes with PYTHONHASHSEED): the verdict cache's key.

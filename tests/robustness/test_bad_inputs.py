@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from idxcheck.engine import scan, scan_source
+from idxcheck.app.run import scan, scan_source
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 

@@ -73,7 +73,7 @@ def test_byte_identical_across_hash_seeds_path_order_and_cache(tmp_path: Path) -
 
 
 def test_repeated_library_scans_are_equal() -> None:
-    from idxcheck.engine import scan
+    from idxcheck.app.run import scan
 
     first, second = scan(PATHS), scan(PATHS)
     first.stats.seconds = second.stats.seconds = 0.0

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import given
 
-from idxcheck.engine import scan_source
+from idxcheck.app.run import scan_source
 from idxcheck.model.config import Config
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.model.verdicts import Verdict

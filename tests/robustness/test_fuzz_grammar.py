@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from idxcheck.engine import scan_source
+from idxcheck.app.run import scan_source
 from idxcheck.model.config import Config
 
 from .conftest import FUZZ

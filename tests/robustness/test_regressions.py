@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from idxcheck.engine import scan_source
+from idxcheck.app.run import scan_source
 from idxcheck.model.verdicts import Verdict
 
 HEAD = """import torch

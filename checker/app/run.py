@@ -1,0 +1,54 @@
+"""The engine's result for paths or an in-memory text, without the reporting policy."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from idxcheck.check.pipeline import scan_tree
+from idxcheck.incremental.store import DiskStore
+from idxcheck.model.config import Config
+from idxcheck.model.findings import ScanResult
+from idxcheck.parallel.executor import WorkerExecutor
+from idxcheck.profiles.schema import Profile, load_profile
+from idxcheck.source.files import SourceFile
+from idxcheck.source.prefilter import Prefilter
+from idxcheck.source.tree import LoadedTree, load_tree
+
+
+def profile_for(config: Config) -> Profile:
+    """The profile a scan with `config` uses, with the configuration's domain and widths."""
+    return load_profile(
+        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
+    )
+
+
+def run_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
+    """The pipeline on a loaded tree, handed the store of `config.cache_dir` (if any) and the
+    worker pool of `config.jobs`."""
+    return scan_tree(
+        tree, config, profile, DiskStore.for_config(config), WorkerExecutor(config.jobs)
+    )
+
+
+def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
+    config = config or Config()
+    started = time.perf_counter()
+    profile = profile_for(config)
+    tree = load_tree(paths, config, profile)
+    result = run_tree(tree, config, profile)
+    result.stats.seconds = round(time.perf_counter() - started, 3)
+    return result
+
+
+def scan_source(text: str, path: str = "<string>", config: Config | None = None) -> ScanResult:
+    """Scan one in-memory file (tests, VALID/INVALID cases)."""
+    config = config or Config()
+    profile = profile_for(config)
+    tree = LoadedTree(walked=1)
+    source = SourceFile(path, text)
+    lines = Prefilter(profile).hit_lines(text)
+    if lines:
+        tree.files.append(source)
+        tree.hits[path] = lines
+    return run_tree(tree, config, profile)

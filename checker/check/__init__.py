@@ -1,0 +1,1 @@
+"""Rules x tree facts -> obligations -> verdicts -> findings: pure, no processes, no disk."""

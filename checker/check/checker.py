@@ -1,0 +1,532 @@
+"""Bindings turned into obligations per forward mode and runner, and decided with the solver."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from idxcheck.check.obligations import ANY_MODE, ANY_RUNNER, Obligation, specialise_value
+from idxcheck.check.ports import VerdictStore
+from idxcheck.facts.constraints import TreeConstraint
+from idxcheck.facts.kernels import BlockRow, Launcher, block_rows, drops_rows
+from idxcheck.facts.modes import ModeModel
+from idxcheck.facts.runtime_model import RunnerWidth, RuntimeModel
+from idxcheck.interp.interpreter import RUNTIME_ATOM, Binding, iter_choice
+from idxcheck.interp.layouts import Pairing, buffer_segments_per_request, segments
+from idxcheck.interp.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
+from idxcheck.model.config import Config
+from idxcheck.model.kinds import BindingKind
+from idxcheck.model.verdicts import Verdict
+from idxcheck.profiles.schema import Profile
+from idxcheck.rules import REGISTRY, NoClaim, Rule
+from idxcheck.solve.types import SolveResult
+from idxcheck.sym.cases import lift_formula
+from idxcheck.sym.evaluate import Assignment, eval_formula
+from idxcheck.sym.simplify import simplify, simplify_formula
+from idxcheck.sym.terms import (
+    FALSE,
+    TRUE,
+    And,
+    Atom,
+    Cmp,
+    Const,
+    Formula,
+    Not,
+    Or,
+    RuntimeInt,
+    Term,
+    Unknown,
+    conj,
+    conjuncts,
+    const_value,
+    disj,
+    formula_atoms,
+    formula_mentions_mode,
+    formula_symbols,
+    neg,
+    relative_to,
+    specialise_formula,
+    specialise_term,
+    stable_hash,
+    substitute_width,
+    substitute_width_formula,
+    term_leaves,
+    untag_formula,
+)
+
+
+@dataclass
+class Outcome:
+    obligation: Obligation
+    verdict: Verdict
+    reason: str = ""
+    model: dict[str, int] = field(default_factory=dict)
+    atoms: dict[str, bool] = field(default_factory=dict)
+    needs: dict[str, int] = field(default_factory=dict)
+    width_value: int | None = None
+    # Kernel-aware severity: the launcher, and the block-size row that drops rows (or None,
+    # with the rows it would bite under, when the mismatch is latent).
+    kernel: KernelVerdict | None = None
+
+
+def _leaves_of_formula(formula: Formula) -> list[Term]:
+    out: list[Term] = []
+    if isinstance(formula, Cmp):
+        out.extend(term_leaves(formula.left))
+        out.extend(term_leaves(formula.right))
+    elif isinstance(formula, (And, Or)):
+        for arg in formula.args:
+            out.extend(_leaves_of_formula(arg))
+    elif isinstance(formula, Not):
+        out.extend(_leaves_of_formula(formula.arg))
+    return out
+
+
+@dataclass(frozen=True)
+class KernelVerdict:
+    launcher: Launcher
+    row: BlockRow | None  # the row whose BLOCK_M drops rows, with `model` its counterexample
+    model: dict[str, int]
+    latent_rows: tuple[BlockRow, ...]  # rows under which no configuration drops rows
+    head_dim: int | None
+    biting: tuple[int, ...] = ()  # when latent: BLOCK_M values of the table that would drop rows
+
+
+# A runtime value read as it is (`spec_info.accept_length_cpu`), not a comparison of one.
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
+
+
+class Checker:
+    """Turns bindings into obligations and decides them, with a cache of verdicts."""
+
+    def __init__(
+        self, profile: Profile, config: Config, modes: ModeModel, runtime: RuntimeModel
+    ) -> None:
+        self.profile = profile
+        self.config = config
+        self.modes = modes
+        self.runtime = runtime
+        self.rules: list[Rule] = [cls() for cls in REGISTRY if config.rule_enabled(cls.code)]
+        self._solver: Any = None
+        # Verdicts by normalised formulas; checks and reachability queries apart, since a check
+        # of (P, True) and the reachability of P have the same formulas.
+        self._checked: dict[tuple[Formula, Formula], SolveResult] = {}
+        self._reached: dict[Formula, bool | None] = {}
+        self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
+        self.class_constraints: list[TreeConstraint] = []
+        # Constraints of a mode the tree states (`TreeConstraints.per_mode`).
+        self.mode_constraints: dict[str, list[TreeConstraint]] = {}
+        self.launchers: dict[str, Launcher] = {}
+        self.disk: VerdictStore | None = None
+
+    def kernel_severity(self, outcome: Outcome) -> KernelVerdict | None:
+        """For a refuted grid obligation whose scalar reaches a launcher of the scanned tree:
+        does some real BLOCK_M of its table drop rows in the domain?"""
+        ob = outcome.obligation
+        target = self.profile.kernel_grids.get(ob.binding.name)
+        if target is None or outcome.verdict != Verdict.REFUTED:
+            return None
+        launcher = self.launchers.get(target[0])
+        if launcher is None or ob.binding.loc.span.path not in launcher.callers:
+            return None
+        scalar = simplify(
+            substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term)
+        )
+        width = ob.runner.term
+        best: tuple[tuple[int, list[int]], BlockRow, dict[str, int], int] | None = None
+        latent: list[BlockRow] = []
+        order = self.profile.symbol_order()
+        arches = list(dict.fromkeys(r.arch for r in block_rows(self.profile, target[0])))
+        kernel_constraints = [
+            c.formula
+            for c in self.profile.domain
+            if formula_symbols(c.formula) <= {"head_dim", "sm", "block_m"}
+        ]
+        for row in block_rows(self.profile, target[0]):
+            dims = [
+                d
+                for d in row.head_dims(self.profile.head_dims)
+                if all(
+                    eval_formula(
+                        c, Assignment(ints={"head_dim": d, "sm": row.sm, "block_m": row.block_m})
+                    )
+                    for c in kernel_constraints
+                )
+            ]
+            if not dims:
+                continue
+            result = self._check(ob.assumptions, drops_rows(scalar, width, row.block_m))
+            if result.verdict != Verdict.REFUTED:
+                latent.append(row)
+                continue
+            # The first arch of the table (the one the runtime companion replays on) first,
+            # then the smallest counterexample.
+            rank = (
+                arches.index(row.arch),
+                [result.model.get(name, 0) for name in order if name in result.model],
+            )
+            if best is None or rank < best[0]:
+                best = (rank, row, dict(result.model), max(dims))
+        if best is None:
+            # Latent here: name the block sizes of the table under which it would bite.
+            biting = sorted(
+                {
+                    r.block_m
+                    for r in block_rows(self.profile, target[0])
+                    if self._check(ob.assumptions, drops_rows(scalar, width, r.block_m)).verdict
+                    == Verdict.REFUTED
+                }
+            )
+            return KernelVerdict(launcher, None, {}, tuple(latent), None, tuple(biting))
+        return KernelVerdict(launcher, best[1], best[2], tuple(latent), best[3])
+
+    def forget_translations(self) -> None:
+        """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
+        if self._solver is not None:
+            self._solver.forget_translations()
+
+    @property
+    def solver(self) -> Any:
+        if self._solver is None:
+            # z3 is imported only once an obligation needs it.
+            from idxcheck.solve.solver import Solver
+
+            self._solver = Solver(
+                [c.formula for c in self.profile.domain],
+                self.profile.symbol_order(),
+                self.config.rlimit,
+            )
+        return self._solver
+
+    def obligations(
+        self, binding: Binding, partners: Sequence[Binding] = ()
+    ) -> Iterable[Obligation | tuple[Binding, Rule, str, NoClaim]]:
+        for rule in self.rules:
+            if binding.role not in rule.roles:
+                continue
+            for pc, value in iter_choice(binding.value, binding.pc):
+                per_mode = self._per_mode(pc)
+                if per_mode is None:
+                    if not rule.mode_independent:
+                        continue  # no forward mode reaches this value: its runtime width is unknown
+                    per_mode = [(ANY_MODE, pc)]
+                for mode, pc_mode in per_mode:
+                    runners = (
+                        self.runtime.for_mode(mode, most=rule.bounds_requests)
+                        if mode != ANY_MODE
+                        else (ANY_RUNNER,)
+                    )
+                    if not runners and rule.mode_independent:
+                        runners = (ANY_RUNNER,)
+                    for pair_pc, pair in self._pairings(partners, mode, pc_mode):
+                        for runner in runners:
+                            if runner.selector is not None and runner.selector not in formula_atoms(
+                                pc_mode
+                            ):
+                                continue
+                            claim = rule.claim(
+                                specialise_value(value, mode), runner.term, pair, binding
+                            )
+                            if isinstance(claim, NoClaim):
+                                yield (binding, rule, mode, claim)
+                                continue
+                            # The path may test the width the runtime publishes (`if
+                            # spec_info.num_tokens_per_req > 1`): it is this runner's.
+                            path = substitute_width_formula(conj(pc_mode, pair_pc), runner.term)
+                            stated = (*self.class_constraints, *self._stated_for(mode, runner))
+                            assumptions = conj(
+                                path,
+                                runner.cond,
+                                claim.assumptions,
+                                *(c.formula for c in stated),
+                                *self._runtime_facts(path, mode),
+                            )
+                            yield Obligation(
+                                rule,
+                                binding,
+                                value,
+                                mode,
+                                runner,
+                                claim,
+                                assumptions,
+                                stated,
+                            )
+
+    def _pairings(
+        self, partners: Sequence[Binding], mode: str, pc_mode: Formula
+    ) -> list[tuple[Formula, Pairing | None]]:
+        """The index pointers built together with a grid scalar, in one mode."""
+        found: list[tuple[Formula, Pairing | None]] = []
+        for partner in partners:
+            for pc, value in iter_choice(partner.value, partner.pc):
+                specialised = specialise_formula(pc, mode)
+                if specialised == FALSE:
+                    continue
+                value = specialise_value(value, mode)
+                if isinstance(value, LayoutV):
+                    shape = segments(value)
+                    if shape.per_request is None:
+                        pairing = Pairing(Unknown(shape.problem), False, value.text)
+                    elif const_value(shape.per_request) == 1:
+                        pairing = Pairing(value.stride, True, value.text)
+                    else:
+                        pairing = Pairing(value.stride, False, value.text)
+                elif isinstance(value, RuntimeV):
+                    pairing = Pairing(
+                        Unknown(f"the segments of `{partner.name}` are runtime lengths"),
+                        False,
+                        partner.name,
+                    )
+                elif isinstance(value, UnknownV):
+                    pairing = Pairing(Unknown(value.reason), False, partner.name)
+                elif isinstance(value, NoneV):
+                    # No index pointer handed over: the kernel takes one row per entry.
+                    pairing = Pairing(Const(1), False, f"{partner.name}=None", none=True)
+                elif not isinstance(value, BufferV):
+                    pairing = Pairing(
+                        Unknown(f"`{partner.name}` is not an index vector idxcheck models"),
+                        False,
+                        partner.name,
+                    )
+                elif isinstance(value, BufferV):
+                    # A buffer filled elsewhere: its length still says how many segments it
+                    # has. One per request: the grid must cover a request (the runtime width).
+                    per_request = buffer_segments_per_request(value)
+                    if per_request is not None and const_value(per_request) == 1:
+                        pairing = None
+                    else:
+                        pairing = Pairing(
+                            Unknown(
+                                f"the segments of the buffer `{partner.name}` are filled elsewhere"
+                            ),
+                            False,
+                            partner.name,
+                        )
+                else:
+                    pairing = None
+                found.append((relative_to(specialised, pc_mode), pairing))
+        return found or [(TRUE, None)]
+
+    def pairwise_obligations(self, bindings: Sequence[Binding]) -> Iterable[Obligation]:
+        """Capture against replay (and against eager) of one target in one mode."""
+        for rule in self.rules:
+            if not rule.pairwise:
+                continue
+            by_name: dict[str, list[Binding]] = {}
+            for binding in bindings:
+                if binding.role in rule.roles and binding.kind != BindingKind.ARGUMENT:
+                    by_name.setdefault(binding.name, []).append(binding)
+            for group in by_name.values():
+                phased: dict[str, dict[str, list[tuple[Binding, Formula, Value]]]] = {}
+                for binding in group:
+                    for pc, value in iter_choice(binding.value, binding.pc):
+                        for mode, pc_mode in self._per_mode(pc) or []:
+                            phase = self._phase(binding, pc_mode)
+                            if phase is not None:
+                                phased.setdefault(mode, {}).setdefault(phase, []).append(
+                                    (binding, pc_mode, value)
+                                )
+                for mode, phases in phased.items():
+                    runners = self.runtime.for_mode(mode) or (ANY_RUNNER,)
+                    runner = runners[0]
+                    for later in ("replay", "eager"):
+                        for capture, pc_c, value_c in phases.get("capture", []):
+                            for binding, pc_b, value_b in phases.get(later, []):
+                                if binding is capture:
+                                    continue
+                                if later == "eager" and not (
+                                    isinstance(value_b, LayoutV) and isinstance(value_c, LayoutV)
+                                ):
+                                    continue
+                                claim = rule.compare(
+                                    specialise_value(value_c, mode),
+                                    specialise_value(value_b, mode),
+                                    runner.term,
+                                    "capture",
+                                    packed=mode in self.profile.packed_modes,
+                                )
+                                if isinstance(claim, NoClaim):
+                                    continue
+                                path = substitute_width_formula(
+                                    conj(self._without_flag(pc_b), self._without_flag(pc_c)),
+                                    runner.term,
+                                )
+                                path = conj(path, *self._runtime_facts(path, mode))
+                                stated = self._stated_for(mode, runner)
+                                yield Obligation(
+                                    rule,
+                                    binding,
+                                    value_b,
+                                    mode,
+                                    runner,
+                                    claim,
+                                    conj(path, runner.cond, *(c.formula for c in stated)),
+                                    stated,
+                                    capture,
+                                )
+
+    def _stated_for(self, mode: str, runner: RunnerWidth) -> tuple[TreeConstraint, ...]:
+        """The tree's constraints of `mode` that hold against `runner`: those that ask for a
+        runner that also captures in another mode hold only against a runner of the tree
+        that does."""
+        return tuple(
+            c
+            for c in self.mode_constraints.get(mode, ())
+            if not c.runners_also_in
+            or (
+                runner.runner
+                and any(w.runner == runner.runner for w in self.runtime.for_mode(c.runners_also_in))
+            )
+        )
+
+    def _runtime_facts(self, formula: Formula, mode: str) -> list[Formula]:
+        """The conditions on runtime values in `formula` that the profile knows to be true in
+        `mode` (`Profile.runtime_facts`): a path that needs one false does not run there. Only
+        the truth of the value itself (`if spec_info.x:`) is known, not a comparison of it."""
+        attrs = [a for a, (modes, _) in self.profile.runtime_facts.items() if mode in modes]
+        if not attrs:
+            return []
+        return [
+            Atom(key, text)
+            for key, text in formula_atoms(formula).items()
+            if key == RUNTIME_ATOM + text
+            and _DOTTED.fullmatch(text)
+            and any(text == attr or text.endswith("." + attr) for attr in attrs)
+        ]
+
+    def _phase(self, binding: Binding, pc: Formula) -> str | None:
+        entry = binding.chain[0].rsplit(".", 1)[-1] if binding.chain else ""
+        if entry in self.profile.capture_entries:
+            return "capture"
+        if entry in self.profile.replay_entries:
+            return "replay"
+        if entry in self.profile.eager_entries:
+            return "eager"
+        flag = self.profile.capture_flag
+        for part in conjuncts(pc):
+            if isinstance(part, Atom) and part.key == flag:
+                return "capture"
+            if isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag:
+                return "replay"
+        return None
+
+    def _without_flag(self, pc: Formula) -> Formula:
+        flag = self.profile.capture_flag
+        return conj(
+            *(
+                part
+                for part in conjuncts(pc)
+                if not (isinstance(part, Atom) and part.key == flag)
+                and not (
+                    isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag
+                )
+            )
+        )
+
+    def _per_mode(self, pc: Formula) -> list[tuple[str, Formula]] | None:
+        """The modes in which a path condition may hold, each with the condition left."""
+        key = id(pc)
+        found = self._mode_cache.get(key)
+        if found is not None and found[0] is pc:
+            return found[1]
+        result: list[tuple[str, Formula]] | None = None
+        if formula_mentions_mode(pc):
+            result = []
+            for mode in self.modes.members:
+                if mode in self.runtime.not_run:
+                    continue  # no code puts a batch in it
+                specialised = specialise_formula(pc, mode)
+                if specialised != FALSE:
+                    result.append((mode, specialised))
+        self._mode_cache[key] = (pc, result)
+        return result
+
+    def decide(self, obligation: Obligation) -> Outcome:
+        holds = simplify_formula(specialise_formula(obligation.claim.holds, obligation.mode))
+        cases = lift_formula(holds)
+        if cases is None:
+            cases = [(TRUE, holds)]
+        regular: list[Formula] = []
+        unsupported: list[tuple[Formula, str]] = []
+        for guard, case in cases:
+            leaves = _leaves_of_formula(case)
+            unknown = [leaf for leaf in leaves if isinstance(leaf, Unknown)]
+            if any(isinstance(leaf, RuntimeInt) for leaf in leaves):
+                continue  # computed from the runtime layout: consistent by construction
+            if unknown:
+                assert isinstance(unknown[0], Unknown)
+                unsupported.append((guard, unknown[0].reason))
+            else:
+                regular.append(conj(guard, neg(case)))
+        verdict = Verdict.PROVED
+        outcome = Outcome(obligation, verdict)
+        if regular:
+            violation = disj(*regular)
+            result = self._check(obligation.assumptions, violation)
+            outcome = Outcome(
+                obligation,
+                result.verdict,
+                result.reason,
+                dict(result.model),
+                dict(result.atoms),
+                dict(result.needs),
+            )
+        for guard, reason in unsupported:
+            if outcome.verdict >= Verdict.UNSUPPORTED:
+                break
+            reachable = self._reachable(conj(obligation.assumptions, guard))
+            if reachable is None:
+                outcome = Outcome(obligation, Verdict.UNKNOWN, "z3 could not decide reachability")
+            elif reachable:
+                outcome = Outcome(obligation, Verdict.UNSUPPORTED, reason)
+        if not regular and not unsupported and outcome.verdict == Verdict.PROVED:
+            outcome.reason = "read from the runtime"
+        return outcome
+
+    def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:
+        key = (untag_formula(assumptions), untag_formula(violation))
+        found = self._checked.get(key)
+        if found is None:
+            disk_key = self._disk_key("check", assumptions, violation)
+            stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+            if stored is not None:
+                from idxcheck.solve.result import result_from_dict
+
+                found = result_from_dict(stored)
+            else:
+                found = self.solver.check(assumptions, violation)
+                if self.disk is not None:
+                    from idxcheck.solve.result import result_to_dict
+
+                    self.disk.put_verdict(disk_key, result_to_dict(found))
+            self._checked[key] = found
+        return found
+
+    def _reachable(self, formula: Formula) -> bool | None:
+        key = untag_formula(formula)
+        if key in self._reached:
+            return self._reached[key]
+        found: bool | None
+        disk_key = self._disk_key("reachable", formula, TRUE)
+        stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+        if stored is not None:
+            found = stored["reachable"]
+        else:
+            found = self.solver.satisfiable(formula)
+            if self.disk is not None:
+                self.disk.put_verdict(disk_key, {"reachable": found})
+        self._reached[key] = found
+        return found
+
+    def _disk_key(self, kind: str, first: Formula, second: Formula) -> str:
+        if self.disk is None:
+            return ""
+        return self.disk.verdict_key(
+            kind,
+            str(self.config.rlimit),
+            "\n".join(c.text for c in self.profile.domain),
+            stable_hash(first),
+            stable_hash(second),
+        )

@@ -1,0 +1,48 @@
+"""What an obligation is, and the values it is made of, specialised to one forward mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from idxcheck.facts.constraints import TreeConstraint
+from idxcheck.facts.runtime_model import RunnerWidth
+from idxcheck.interp.interpreter import Binding
+from idxcheck.interp.values import LayoutV, Value
+from idxcheck.rules import Claim, Rule
+from idxcheck.sym.terms import Formula, RuntimeWidth, specialise_term
+
+# Mode-independent rules (shapes, capacities) on paths no forward-mode condition reaches.
+ANY_MODE = "any mode"
+
+
+ANY_RUNNER = RunnerWidth(mode=ANY_MODE, term=RuntimeWidth(), text="", source="any runner")
+
+
+@dataclass(frozen=True)
+class Obligation:
+    rule: Rule
+    binding: Binding
+    value: Value
+    mode: str
+    runner: RunnerWidth
+    claim: Claim
+    assumptions: Formula
+    constraints: tuple[TreeConstraint, ...] = ()
+    other: Binding | None = None  # for pairwise rules: the binding compared with
+
+
+def specialise_value(value: Value, mode: str) -> Value:
+    if isinstance(value, LayoutV):
+        return LayoutV(
+            specialise_term(value.start, mode),
+            specialise_term(value.stride, mode),
+            specialise_term(value.entries, mode) if value.entries is not None else None,
+            value.loc,
+            value.text,
+            value.source,
+        )
+    from idxcheck.interp.values import IntV
+
+    if isinstance(value, IntV):
+        return IntV(specialise_term(value.term, mode))
+    return value

@@ -1,0 +1,218 @@
+"""The scan of a loaded tree: tree facts, then each file's analysis, then the merge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from idxcheck.check.analyse import FilePart, TreeFacts
+from idxcheck.check.focus import focus_files
+from idxcheck.check.merge import merge_parts
+from idxcheck.check.ports import Store
+from idxcheck.facts.constraints import (
+    FileConstraints,
+    TreeConstraints,
+    read_constraints,
+    read_registry,
+)
+from idxcheck.facts.kernels import find_launchers
+from idxcheck.facts.mode_model import find_mode_model
+from idxcheck.facts.modes import ModeModel
+from idxcheck.facts.runners import WidthDefinitions
+from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
+from idxcheck.facts.tree import runtime_model_from_tree
+from idxcheck.interp.interpreter import ScanContext
+from idxcheck.model.config import Config
+from idxcheck.model.findings import FileError, ScanResult
+from idxcheck.model.stable import digest, stable_digest
+from idxcheck.profiles.schema import Profile
+from idxcheck.source.files import SourceFile
+from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.tree import LoadedTree
+from idxcheck.sym.terms import forget_specialisations
+
+T = TypeVar("T")
+
+
+class Executor(Protocol):
+    """How the pipeline's work is run: here, in worker processes, or in the background."""
+
+    def analyse(
+        self,
+        sources: Sequence[SourceFile],
+        facts: TreeFacts,
+        store: Store | None,
+        loaded: Sequence[SourceFile],
+    ) -> list[FilePart]:
+        """Each source's part, in order: from the store, or analysed."""
+        ...
+
+    def in_background(self, compute: Callable[[], T], store: Store | None) -> Callable[[], T]:
+        """`compute` started, perhaps in another process; the function returned gives its
+        value. `compute` must leave the store alone."""
+        ...
+
+
+def scan_tree(
+    tree: LoadedTree, config: Config, profile: Profile, store: Store | None, executor: Executor
+) -> ScanResult:
+    """The scan of `tree`: its result from `store` when nothing it depends on changed, else
+    the tree facts, each file's analysis (run by `executor`) and their merge."""
+    if store is None:
+        return _scan_tree(tree, config, profile, None, executor)
+    try:
+        key = store.tree_key(tree, config, profile)
+        found = store.result(key)
+        if found is not None:
+            return found
+        result = _scan_tree(tree, config, profile, store, executor)
+        store.put_result(key, result)
+        store.prune()
+        return result
+    finally:
+        store.close()
+
+
+FactBundle = tuple[ModeModel, RuntimeModel, TreeConstraints, list[FileError]]
+
+
+def cached_tree_facts(
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    store: Store | None,
+    executor: Executor,
+    dataclasses: DataclassIndex,
+    width_defs: Mapping[str, Any],
+    key: str | None,
+    inputs: str | None = None,
+) -> tuple[FactBundle, str]:
+    """The forward modes, the runners' widths and the backends' constraints of the tree, with
+    the errors met reading them, and their `stable_digest`; from the store under `key`
+    (the first of `tree_keys`) when no file they depend on changed, which spares a pre-commit run most
+    of its parsing. Otherwise read again, the mode model, each runner file's widths and each
+    file's argument checks from the store while their files and what every reading of their
+    kind depends on (`inputs` of `tree_keys`, the mode model, the registry) are unchanged."""
+    if store is not None and key is not None:
+        stored = store.value(key)
+        if stored is not None:
+            try:
+                bundle: FactBundle
+                value: str
+                bundle, value = stored
+                return bundle, value
+            except Exception:
+                pass  # written by another layout of these classes: read the tree again
+    found = ScanResult()
+    modes, mode_errors = _cached_mode_model(tree, profile, store, inputs)
+    found.errors.extend(mode_errors)
+    runners = None
+    if store is not None and inputs is not None:
+        try:
+            runners = store.readings("runner-file", digest(inputs, stable_digest(modes)))
+        except TypeError:
+            pass  # a mode model the digest cannot render: read every runner
+    # The runners' reading changes the widths per mode only: the phase widths the argument
+    # checks are read with are the profile's, so that they can be read while the runners are.
+    phase_widths = dict(default_runtime_model(profile).phase_widths)
+    checks = None
+    if store is not None and inputs is not None:
+        try:
+            names = sorted(read_registry(tree.files, profile))
+            checks = store.readings(
+                "constraints-file",
+                digest(inputs, stable_digest(modes), stable_digest(phase_widths), *names),
+            )
+        except TypeError:
+            pass  # something the digest cannot render: read every file's checks
+
+    def elsewhere(
+        compute: Callable[[], list[FileConstraints]],
+    ) -> Callable[[], list[FileConstraints]]:
+        return executor.in_background(compute, store)
+
+    constraints = read_constraints(
+        tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere
+    )
+    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
+    assert runtime.phase_widths == phase_widths
+    bundle = (modes, runtime, constraints(), found.errors)
+    if store is None or key is None:
+        return bundle, ""  # nothing is cached: no key needs the value
+    try:
+        value = stable_digest(bundle)
+    except TypeError:
+        # An object the digest cannot render (a test fails on it, `tests/test_stable.py`):
+        # key the analyses by the text the facts came from, as strict as before.
+        value = f"text {key}"
+    store.put_value(key, (bundle, value))
+    return bundle, value
+
+
+def _cached_mode_model(
+    tree: LoadedTree, profile: Profile, store: Store | None, inputs: str | None
+) -> tuple[ModeModel, list[FileError]]:
+    """`find_mode_model`, from the store while the files that may hold the enum and `inputs`
+    (which hold the profile's fallback members) are unchanged."""
+    if store is None or inputs is None:
+        return find_mode_model(tree, profile)
+    holders = [
+        f"{s.path}\0{s.text_digest()}"
+        for s in tree.files
+        if profile.idioms.declares_mode_enum(s.text)
+    ]
+    key = digest("mode-model", inputs, *holders)
+    stored: tuple[ModeModel, list[FileError]] | None = store.reading(key)
+    if stored is None:
+        stored = find_mode_model(tree, profile)
+        store.put_reading(key, stored)
+    return stored
+
+
+def _scan_tree(
+    tree: LoadedTree, config: Config, profile: Profile, store: Store | None, executor: Executor
+) -> ScanResult:
+    result = ScanResult(mode_order=profile.mode_members)
+    result.errors.extend(tree.errors)
+    result.stats.files = tree.walked
+    dataclasses = DataclassIndex(tree.files)
+    width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
+    facts_key, inputs = (
+        store.tree_keys(tree, config, profile) if store is not None else (None, None)
+    )
+    (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
+        tree, config, profile, store, executor, dataclasses, width_defs, facts_key, inputs
+    )
+    result.errors.extend(fact_errors)
+    result.mode_model_source = modes.source
+    launchers = find_launchers(tree.files, profile)
+    facts = TreeFacts(
+        config,
+        profile,
+        modes,
+        dataclasses,
+        ClassIndex(tree.files),
+        width_defs,
+        runtime,
+        constraints,
+        launchers,
+        tree.hits,
+        None
+        if store is None or inputs is None
+        else store.context_key(inputs, facts_value, launchers),
+    )
+    focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
+    sources = [s for s in tree.files if focused is None or s.path in focused]
+    forget_specialisations()
+    if store is not None:
+        store.close()  # a connection must not cross a fork; it reopens on next use
+    # The facts are read: their trees are dropped (but for those the workers share), so that
+    # workers start lean and parse what they use.
+    merge_parts(executor.analyse(sources, facts, store, tree.files), result)
+    result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
+    result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
+    result.outcomes.sort(
+        key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict)
+    )
+    result.errors.sort(key=lambda e: (e.path, e.message))
+    return result

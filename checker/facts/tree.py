@@ -1,0 +1,179 @@
+"""Which files the tree facts read, and the runtime widths read from the tree's runners."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import partial
+from typing import Any
+
+from idxcheck.facts.batch_modes import modes_not_run
+from idxcheck.facts.constraints import constraints_forced, states_mode_constraint
+from idxcheck.facts.modes import ModeModel, mentioned_members
+from idxcheck.facts.ports import FileMemo
+from idxcheck.facts.runners import read_runner, runner_blocks
+from idxcheck.facts.runtime_model import (
+    RunnerWidth,
+    RuntimeModel,
+    default_runtime_model,
+    packed_widths,
+)
+from idxcheck.interp.interpreter import ScanContext
+from idxcheck.model.findings import FileError, ScanResult
+from idxcheck.profiles.schema import Profile
+from idxcheck.source.files import Block, SourceError, SourceFile, reading
+from idxcheck.source.index import DataclassIndex
+from idxcheck.source.prefilter import feeds_batch_modes
+from idxcheck.source.tree import LoadedTree
+from idxcheck.sym.terms import Term
+
+# A file holding all of these may state configuration constraints (an argument hook that
+# rejects a combination for one attention backend): it is read for tree facts even when it
+# holds no site.
+TREE_FACT_WORDS = (
+    (b"raise", b"speculative_eagle_topk", b"attention_backend"),
+    (b"register_attention_backend(",),
+)
+
+
+_QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+def _quotes_any(text: str, names: set[str]) -> bool:
+    """Whether `"name"` occurs in `text` for one of `names`: one search for a pattern that
+    starts with the quote (found at memchr speed) instead of one search per name."""
+    key = frozenset(names)
+    pattern = _QUOTED_NAMES.get(key)
+    if pattern is None:
+        alternatives = "|".join(re.escape(n) for n in sorted(key, key=len, reverse=True))
+        pattern = _QUOTED_NAMES[key] = re.compile(f'"(?:{alternatives})"')
+    return bool(key) and pattern.search(text) is not None
+
+
+def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[str]) -> bool:
+    """Whether the tree facts may read this file beyond its dataclasses: a text test that
+    holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
+    read from (each of them tests at least this much before reading). It decides both what
+    keys the cached tree facts and when a focused scan must analyse every file."""
+    if reading(source, "feeds\0" + profile.name, partial(_feeds_by_text, source, profile)):
+        return True
+    # Whether the file quotes a registered backend's name depends on the tree's registry.
+    return _may_check(source, profile) and _quotes_any(source.text, registry_names)
+
+
+def _may_check(source: SourceFile, profile: Profile) -> bool:
+    """Whether the file can hold an argument check (`read_constraints`)."""
+    return reading(
+        source,
+        "raises-speculative",
+        lambda: profile.idioms.may_check(source.text),
+    )
+
+
+def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
+    """`feeds_tree_facts` but for the backend names the file may quote."""
+    text = source.text
+    return (
+        profile.idioms.declares_mode_enum(text)
+        or profile.idioms.registers_backends(text)
+        or (_may_check(source, profile) and constraints_forced(text, profile) is not None)
+        or states_mode_constraint(text, profile)
+        or feeds_batch_modes(source, profile)
+        or any(f"def {name}" in text for name in profile.tree_width_functions)
+        or bool(runner_blocks(source, profile.runner_width_attrs))
+    )
+
+
+def defines_any(source: SourceFile, functions: Iterable[str]) -> bool:
+    return any(f"def {name}" in source.text for name in functions)
+
+
+def mentioned_in(files: Iterable[SourceFile], profile: Profile) -> set[str]:
+    """The profile's members of one generation only that the files mention."""
+    found: set[str] = set()
+    for source in files:
+        found.update(
+            reading(source, "mentions\0" + profile.name, partial(_mentions, source, profile))
+        )
+    return found
+
+
+def _mentions(source: SourceFile, profile: Profile) -> tuple[str, ...]:
+    return mentioned_members(profile, source.text)
+
+
+RunnerReading = tuple[list[RunnerWidth], list[FileError]]
+
+
+def runtime_model_from_tree(
+    tree: LoadedTree,
+    profile: Profile,
+    modes: ModeModel,
+    dataclasses: DataclassIndex,
+    width_defs: Mapping[str, Any],
+    result: ScanResult,
+    runners: FileMemo | None = None,
+) -> RuntimeModel:
+    """Runner widths read from the scanned tree for the modes it has runners of; the profile's
+    defaults for the other modes."""
+    default = default_runtime_model(profile)
+    read: dict[str, list[RunnerWidth]] = {}
+    for source in tree.files:
+        blocks = runner_blocks(source, profile.runner_width_attrs)
+        if not blocks:
+            continue
+        reading: RunnerReading | None = runners.get(source) if runners is not None else None
+        if reading is None:
+            reading = _read_runners(
+                source, blocks, profile, modes, dataclasses, width_defs, default.phase_widths
+            )
+            if runners is not None:
+                runners.put(source, reading)
+        widths, errors = reading
+        result.errors.extend(errors)
+        for width in widths:
+            if width.mode in modes.members:
+                read.setdefault(width.mode, []).append(width)
+    widths_by_mode = dict(default.widths)
+    for mode, found in read.items():
+        widths_by_mode[mode] = tuple(found)
+    most = {
+        mode: packed_widths(packed, widths_by_mode.get(mode, ()))
+        for mode, packed in profile.packed_modes.items()
+    }
+    not_run = modes_not_run(tree.files, profile, modes.members)
+    return RuntimeModel(widths_by_mode, default.phase_widths, most=most, not_run=not_run)
+
+
+def _read_runners(
+    source: SourceFile,
+    blocks: list[Block],
+    profile: Profile,
+    modes: ModeModel,
+    dataclasses: DataclassIndex,
+    width_defs: Mapping[str, Any],
+    phase_widths: Mapping[str, Term],
+) -> RunnerReading:
+    """The widths of one file's runner classes, with the errors met reading them."""
+    ctx = ScanContext(
+        profile,
+        modes,
+        dataclasses.resolver(source),
+        dict(phase_widths),
+        frozenset(b.name for b in source.blocks if b.kind == "def"),
+        width_defs,
+    )
+    widths: list[RunnerWidth] = []
+    errors: list[FileError] = []
+    for block in blocks:
+        try:
+            facts = read_runner(source.class_source(block), ctx)
+        except SourceError as exc:
+            errors.append(FileError(source.path, str(exc)))
+            continue
+        except RecursionError:
+            errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+            continue
+        errors.extend(FileError(path, message) for path, message in facts.errors)
+        widths.extend(facts.widths)
+    return widths, errors
