@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from dataclasses import replace as _replace
 from typing import IO, Any, NoReturn
 
@@ -343,6 +342,7 @@ def scan(
         find_config,
         load_config_file,
     )
+    from idxcheck.app.policy import PolicyOptions, apply_policy
     from idxcheck.model.verdicts import Verdict
     from idxcheck.report.context import Report
 
@@ -392,52 +392,32 @@ def scan(
         # file holds a runner, the mode enum or another tree fact).
         config = _replace(config, focus=tuple(paths))
 
+    confirming = None
+    if confirm:
+        from idxcheck.app.confirming import ConfirmOptions
+
+        confirming = ConfirmOptions(kernel, kernel_adapter, device, emit_test)
+    options = PolicyOptions(
+        changed=changed_files,
+        write_baseline=write_baseline_path,
+        baseline=baseline_path,
+        diff_base=diff_base,
+        scan_paths=tuple(scan_paths),
+        confirm=confirming,
+    )
     try:
         with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
-            outcome = api.scan(scan_paths, config, progress=progress)
-        result = outcome.result
-        if changed_files is not None:
-            result.findings = [
-                f for f in result.findings if changed_files.touches(f, result.mode_model_source)
-            ]
-            result.errors = [e for e in result.errors if changed_files.holds_error(e)]
-        baselined: list[Any] = []
-        stale = 0
-        baseline_used = False
-        if write_baseline_path:
-            baseline.write_baseline(write_baseline_path, result.findings)
-            click.echo(
-                f"idxcheck: wrote {len(result.findings)} findings to {write_baseline_path}",
-                err=True,
-            )
-            baselined, result.findings = list(result.findings), []
-            baseline_used = True
-        if baseline_path:
-            split = baseline.split(result.findings, baseline.load_baseline(baseline_path))
-            result.findings, stale = list(split.new), split.stale
-            baselined.extend(split.known)
-            baseline_used = True
-        if diff_base:
-            split = baseline.split(
-                result.findings, baseline.findings_at_ref(diff_base, scan_paths, config)
-            )
-            result.findings = list(split.new)
-            baselined.extend(split.known)
-            baseline_used = True
+            found = api.scanned(scan_paths, config, progress=progress)
+        with progress_bar("confirming", 1) as progress:
+            outcome = apply_policy(found, config, options, progress)
     except tuple(usage_errors) as exc:
         raise click.UsageError(str(exc)) from None
-
-    if confirm and result.findings:
-        from idxcheck.app.confirming import ConfirmOptions, confirm_document
-        from idxcheck.report.json_format import to_dict
-
-        options = ConfirmOptions(kernel, kernel_adapter, device, emit_test)
-        with progress_bar("confirming", 1) as progress:
-            doc = confirm_document(to_dict(result), options, progress)
-        result.findings = [
-            replace(f, confirmation=d.get("confirmation"))
-            for f, d in zip(result.findings, doc["findings"], strict=True)
-        ]
+    result = outcome.result
+    if write_baseline_path:
+        click.echo(
+            f"idxcheck: wrote {len(outcome.baselined)} findings to {write_baseline_path}",
+            err=True,
+        )
 
     failed = (
         bool(result.findings)
@@ -454,12 +434,12 @@ def scan(
     report = Report(
         result=result,
         suppressed=tuple((s.finding, s.comment) for s in outcome.suppressed),
-        baselined=tuple(baselined),
+        baselined=outcome.baselined,
         ignored=outcome.ignored,
         exit_code=exit_code,
         strict=config.strict,
-        baseline_used=baseline_used,
-        stale_baseline=stale,
+        baseline_used=outcome.baseline_used,
+        stale_baseline=outcome.stale_baseline,
         mode_order=mode_order,
     )
     for name, path in outputs:

@@ -2,7 +2,10 @@
 
 A rule says which roles of bound values it applies to, and for one bound value, one forward
 mode and one runtime width, what must hold (a `Claim`), or why it asks nothing (`NoClaim`). The
-engine does the rest: modes, runners, path conditions, the solver, reporting. Each rule's
+engine does the rest: modes, runners, path conditions, the solver, reporting. What a finding of
+the rule says beyond the generic parts comes from the rule too, through its hooks: its message
+(`format_message`), what it gives a replay (`replay_fields`), the kernel grid its value sizes
+(`kernel_grid`) and what it adds to the explanation (`explain_without_kernel`). Each rule's
 docstring is its documentation (invariant, why it breaks, example, fix), and its VALID/INVALID
 cases are backend snippets the test suite scans: INVALID ones mark each line that must be
 flagged with `# expect: CODE`."""
@@ -14,7 +17,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import Value
-from idxcheck.model.kinds import Role
+from idxcheck.model.kinds import Role, Severity
+from idxcheck.profiles.schema import Profile
 from idxcheck.sym.terms import TRUE, Formula, Term
 
 if TYPE_CHECKING:
@@ -48,7 +52,7 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     roles: ClassVar[frozenset[Role]]
-    severity: ClassVar[str] = "error"
+    severity: ClassVar[Severity] = Severity.ERROR
     summary: ClassVar[str]
     message: ClassVar[str]
     VALID: ClassVar[tuple[str, ...]] = ()
@@ -62,6 +66,10 @@ class Rule:
     # Compared with the most tokens a request can have, where a mode packs requests of fewer
     # tokens than its runner's width (a grid must cover every request, not the capture's).
     bounds_requests: ClassVar[bool] = False
+    # Checked together with the bindings of this role made with the value (the keywords of one
+    # call, the fields of one metadata object, the keys of one dict): a grid scalar with the
+    # index pointer of its metadata.
+    pairs_with: ClassVar[Role | None] = None
 
     def claim(
         self,
@@ -85,6 +93,23 @@ class Rule:
 
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:
         return self.message.format(what=what, site=site, width=width, mode=mode, name=name)
+
+    def replay_fields(self, value: Value, claim: Claim) -> dict[str, Term]:
+        """What an obligation of this rule gives the replay of a finding in the same class and
+        mode (`qo_stride`, `segments_per_req`, `max_len`), so that a replay builds all of the
+        metadata the way the code does. The first obligation that gives the first of them
+        gives them all."""
+        return {}
+
+    def kernel_grid(self, name: str, profile: Profile) -> tuple[str, str] | None:
+        """The kernel launcher (and its parameter) whose grid a value bound to `name` sizes:
+        a refutation is then an error only where a real block size of the launcher drops rows."""
+        return None
+
+    def explain_without_kernel(self, launcher: str) -> tuple[str, ...]:
+        """What the explanation adds when the value sizes the grid of `launcher`, which is not
+        in the scanned tree."""
+        return ()
 
     @classmethod
     def doc(cls) -> str:

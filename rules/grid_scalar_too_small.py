@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import IntV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.model.kinds import Role
+from idxcheck.profiles.schema import Profile
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, cmp, substitute_width
 
@@ -49,6 +50,7 @@ class GridScalarTooSmall(Rule):
     name = "grid-scalar-too-small"
     roles = frozenset({Role.GRID})
     bounds_requests = True
+    pairs_with = Role.QO
     summary = "grid-size scalar smaller than the runtime tokens per request"
     message = MESSAGE
 
@@ -121,3 +123,12 @@ class Backend:
         if isinstance(value, NoneV):
             return NoClaim("no grid scalar in this mode")
         return NoClaim("not an integer")
+
+    def replay_fields(self, value: Value, claim: Claim) -> dict[str, Term]:
+        return {"max_len": claim.subject}
+
+    def kernel_grid(self, name: str, profile: Profile) -> tuple[str, str] | None:
+        return profile.kernel_grids.get(name)
+
+    def explain_without_kernel(self, launcher: str) -> tuple[str, ...]:
+        return (f"the launcher `{launcher}` is not in the scanned tree: plain rule",)

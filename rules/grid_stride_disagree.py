@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import IntV, Value
-from idxcheck.model.kinds import Role
+from idxcheck.model.kinds import Role, Severity
+from idxcheck.profiles.schema import Profile
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Term, Unknown, cmp, strip, substitute_width
 
@@ -42,7 +43,8 @@ class GridStrideDisagree(Rule):
     code = "IDX006"
     name = "grid-stride-disagree"
     roles = frozenset({Role.GRID})
-    severity = "warning"
+    severity = Severity.WARNING
+    pairs_with = Role.QO
     summary = "grid scalar differs from the stride of its own index pointer"
     message = MESSAGE
 
@@ -90,3 +92,6 @@ class Backend:
             else f"the segment length of `{pair.text}`",
             target=stride,
         )
+
+    def kernel_grid(self, name: str, profile: Profile) -> tuple[str, str] | None:
+        return profile.kernel_grids.get(name)

@@ -119,3 +119,14 @@ class Backend:
             what=what,
             assumptions=cmp(">=", Sym("bs"), Const(2)),
         )
+
+    def replay_fields(self, value: Value, claim: Claim) -> dict[str, Term]:
+        if not isinstance(value, LayoutV):
+            return {}
+        fields: dict[str, Term] = {"qo_stride": value.stride}
+        # A layout of several segments per request (one per token) is not the layout of one
+        # segment per request that a replay builds from the stride.
+        per_request = segments(value).per_request
+        if per_request is not None:
+            fields["segments_per_req"] = per_request
+        return fields

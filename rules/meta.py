@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from idxcheck.model.kinds import Severity
+
 
 @dataclass(frozen=True)
 class MetaRule:
@@ -11,7 +13,7 @@ class MetaRule:
 
     code: str
     name: str
-    severity: str
+    severity: Severity
     summary: str
     message: str
     doc_text: str
@@ -23,7 +25,7 @@ class MetaRule:
 BARE_SUPPRESSION = MetaRule(
     code="IDX900",
     name="bare-suppression",
-    severity="error",
+    severity=Severity.ERROR,
     summary="`# idxcheck: ignore` without a rule code",
     message="suppression comment names no rule code: write `# idxcheck: ignore[CODE] reason`",
     doc_text="""
@@ -49,7 +51,7 @@ with `--ignore IDX900` (or `ignore = ["IDX900"]` in `[tool.idxcheck]`).
 UNUSED_SUPPRESSION = MetaRule(
     code="IDX901",
     name="unused-suppression",
-    severity="error",
+    severity=Severity.ERROR,
     summary="suppression comment that suppresses nothing",
     message="unused suppression: no {code} finding here",
     doc_text="""

@@ -77,7 +77,7 @@ def test_motivating_bug_counterexample_needs_a_tree_draft() -> None:
         "qo_indptr stride `self.speculative_num_steps + 1` != runtime tokens per request "
         "`num_draft_tokens` in DRAFT_EXTEND_V2"
     )
-    assert stride.replay == {
+    assert stride.replay is not None and stride.replay.to_dict() == {
         "mode": "DRAFT_EXTEND_V2",
         "bs": 2,
         "capture_bs": 2,

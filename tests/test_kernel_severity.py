@@ -31,8 +31,8 @@ def test_error_with_the_block_size_that_drops_rows() -> None:
     assert cex["speculative_num_draft_tokens"] > 32
     assert cex["speculative_num_draft_tokens"] > cex["speculative_num_steps"] + 1
     assert "arch=sm90" in finding.counterexample_text
-    assert finding.replay is not None and finding.replay["block_m"] == 32
-    assert finding.replay["head_dim"] == 576
+    assert finding.replay is not None and finding.replay.block_m == 32
+    assert finding.replay.head_dim == 576
     assert any(r.role == "kernel" and r.span and r.span.path == LAUNCHER for r in finding.related)
     assert any("latent under BLOCK_M 128 (sm90" in line for line in finding.explain)
 

@@ -55,7 +55,7 @@ def widths(tree: Path) -> dict[str, list[tuple[str, str]]]:
         modes,
         DataclassIndex(loaded.files),
         width_definitions(loaded.files, profile.tree_width_functions),
-        ScanResult(),
+        [],
     )
     return {
         mode: [

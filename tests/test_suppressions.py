@@ -121,12 +121,12 @@ def test_comments_in_files_without_sites_are_read_from_the_scan_itself(
 ) -> None:
     # A file that cannot hold a site (rejected by the prefilter, or undecodable) is still read
     # for suppression comments, from the bytes the scan already read: never a second time.
-    import idxcheck.app.api
+    import idxcheck.app.scanning
 
     def read_again(path: str) -> None:
         raise AssertionError(f"{path} read a second time")
 
-    monkeypatch.setattr(idxcheck.app.api, "_read_if_marked", read_again)
+    monkeypatch.setattr(idxcheck.app.scanning, "_read_if_marked", read_again)
     (tmp_path / "plain.py").write_text("x = 1  # IDXCHECK: ignore\n")
     (tmp_path / "latin1.py").write_bytes(b"y = '\xe9'  # idxcheck: ignore\n")
     (tmp_path / "quiet.py").write_text("z = 3\n")

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from idxcheck.app import gitutil
 from idxcheck.app.config_file import common_folder
 from idxcheck.model.config import Config
 from idxcheck.model.findings import Finding
+from idxcheck.model.outcome import Scan
 from idxcheck.source.pathmatch import relative_posix
 
 BASELINE_VERSION = "1"
@@ -95,14 +96,14 @@ def split(findings: Sequence[Finding], known: Counter[str]) -> Split:
     return Split(tuple(new), tuple(old), sum(left.values()))
 
 
-def findings_at_ref(ref: str, paths: Sequence[str], config: Config) -> Counter[str]:
+def findings_at_ref(
+    ref: str, paths: Sequence[str], config: Config, scan: Callable[[Sequence[str], Config], Scan]
+) -> Counter[str]:
     """Fingerprints of what the same scan reports on the files of git `ref`: written into a
     temporary folder (`gitutil.export_linked`) and displayed under the names the work tree's
     files have (`Config.shown_as`), so that each file the ref and the work tree hold alike is
-    named and read alike, and its cached analysis serves both scans (on SGLang 0.5.23 with one
-    backend edited, a `--diff-base` run after a full scan took 1.2 s where it had taken 10 s)."""
-    from idxcheck.app.api import scan
-
+    named and read alike, and its cached analysis serves both scans. `scan` is the scan with the
+    policy the work tree's scan has."""
     start = common_folder(paths)
     top = gitutil.toplevel(start)
     if top is None:

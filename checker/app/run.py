@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
@@ -37,8 +38,8 @@ def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
     profile = profile_for(config)
     tree = load_tree(paths, config, profile)
     result = run_tree(tree, config, profile)
-    result.stats.seconds = round(time.perf_counter() - started, 3)
-    return result
+    seconds = round(time.perf_counter() - started, 3)
+    return replace(result, stats=replace(result.stats, seconds=seconds))
 
 
 def scan_source(text: str, path: str = "<string>", config: Config | None = None) -> ScanResult:

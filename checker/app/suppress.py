@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from idxcheck.check.build import make_finding
 from idxcheck.model.comments import FileComments, Suppression
 from idxcheck.model.findings import Finding
-from idxcheck.model.verdicts import Verdict
 from idxcheck.rules.meta import BARE_SUPPRESSION, UNUSED_SUPPRESSION, MetaRule
 
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
@@ -77,24 +76,12 @@ def apply(
 
 def _meta(rule: MetaRule, suppression: Suppression, message: str, code: str = "") -> Finding:
     # Line-independent like the rule fingerprints: the rule, the comment and the code it names.
-    digest = hashlib.sha256("\x1f".join((rule.code, suppression.text, code)).encode()).hexdigest()[
-        :16
-    ]
-    return Finding(
+    return make_finding(
         code=rule.code,
         name=rule.name,
         severity=rule.severity,
         span=suppression.span,
-        function="",
-        mode="",
         message=message,
-        verdict=Verdict.REFUTED,
-        counterexample={},
-        counterexample_text="",
-        needs_text="",
-        conditions=(),
-        related=(),
-        fingerprint=digest,
+        identity=(rule.code, suppression.text, code),
         explain=(f"comment: `{suppression.text}`",),
-        replay=None,
     )

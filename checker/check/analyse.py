@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from idxcheck.check.build import FindingBuilder
 from idxcheck.check.checker import Checker, Outcome
-from idxcheck.check.obligations import Obligation
+from idxcheck.check.obligations import Obligation, Unclaimed
 from idxcheck.check.ports import VerdictStore
 from idxcheck.facts.constraints import TreeConstraints
 from idxcheck.facts.kernels import Launcher
@@ -17,10 +18,8 @@ from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runtime_model import RuntimeModel
 from idxcheck.interp.classes import ClassFacts, analyse_class, analyse_function
 from idxcheck.interp.interpreter import Binding, ScanContext
-from idxcheck.interp.layouts import segments
-from idxcheck.interp.values import IntV, LayoutV
 from idxcheck.model.config import Config
-from idxcheck.model.findings import FileError, Finding, SiteNote, Stats
+from idxcheck.model.findings import FileError, Finding, SiteNote
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
@@ -70,13 +69,14 @@ class FilePart:
     # inherited method) is one site.
     sites: set[Span] = field(default_factory=set)
     errors: list[FileError] = field(default_factory=list)
-    stats: Stats = field(default_factory=Stats)
     outcomes: list[SiteNote] = field(default_factory=list)
     notes: list[SiteNote] = field(default_factory=list)
     # Each refuted obligation's finding, in decision order, with the place that uses the value
     # and its name: findings of one place to fix merge across files (a subclass elsewhere
     # reaching the same line), the later ones becoming related uses.
     findings: list[tuple[Finding, Span, str, bool]] = field(default_factory=list)
+    # Obligations by verdict (`Stats` names): `obligations`, `proved`, `refuted`, ...
+    counts: Counter[str] = field(default_factory=Counter)
 
 
 def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
@@ -126,9 +126,8 @@ def check_facts(
     constraints: TreeConstraints | None,
     part: FilePart,
 ) -> None:
-    config = checker.config
-    builder = FindingBuilder(checker.profile)
-    stats = part.stats
+    """Each class's obligations decided, counted and noted in `part`, then the findings of
+    the refuted ones built, in decision order."""
     outcomes: list[Outcome] = []
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
@@ -137,133 +136,23 @@ def check_facts(
         stated = constraints.for_class(class_facts.name, class_facts.bases) if constraints else []
         checker.class_constraints = stated
         checker.mode_constraints = constraints.per_mode if constraints else {}
-        groups: dict[int, list[Binding]] = {}
-        for binding in class_facts.bindings:
-            if binding.group is not None and binding.role == Role.QO:
-                groups.setdefault(id(binding.group), []).append(binding)
-        accesses = [
-            Binding(
-                role=Role.BUFFER,
-                name=access.buffer,
-                value=IntV(access.end),
-                pc=access.pc,
-                loc=access.loc,
-                function=access.function,
-                chain=access.chain,
-                kind=BindingKind.ACCESS,
-                target_upper=access.capacity,
-            )
-            for access in class_facts.accesses
-        ]
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
-            part.sites.add(pairwise.binding.loc.span)
-            stats.obligations += 1
-            outcome = checker.decide(pairwise)
+            outcome = checker.decide(pairwise, kernel_aware=False)
+            _count(part, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)
             outcomes.append(outcome)
-            part.outcomes.append(
-                SiteNote(
-                    pairwise.rule.code,
-                    pairwise.binding.loc.span,
-                    pairwise.binding.function,
-                    pairwise.mode,
-                    outcome.verdict,
-                    outcome.reason,
-                )
-            )
-            if outcome.verdict == Verdict.PROVED:
-                stats.proved += 1
-            elif outcome.verdict == Verdict.REFUTED:
-                stats.refuted += 1
-            elif outcome.verdict == Verdict.UNREACHABLE:
-                stats.unreachable += 1
-        for binding in [*class_facts.bindings, *accesses]:
+        groups = _groups(class_facts.bindings)
+        for binding in [*class_facts.bindings, *class_facts.access_bindings()]:
             if binding.kind == BindingKind.ARGUMENT:
-                # An index pointer passed by position to a function whose parameters are not
-                # known: it pairs with the grid scalars of the call, but its name alone does not
-                # say that it is per-request query layout.
-                continue
-            partners = (
-                groups.get(id(binding.group), [])
-                if binding.role == Role.GRID and binding.group is not None
-                else []
-            )
-            for item in checker.obligations(binding, partners):
-                if not isinstance(item, Obligation):
-                    _, rule, mode, no_claim = item
-                    part.sites.add(binding.loc.span)
-                    if no_claim.unsupported:
-                        stats.obligations += 1
-                        stats.unsupported += 1
-                        part.outcomes.append(
-                            SiteNote(
-                                rule.code,
-                                binding.loc.span,
-                                binding.function,
-                                mode,
-                                Verdict.UNSUPPORTED,
-                                no_claim.reason,
-                            )
-                        )
-                        _note(
-                            notes,
-                            rule.code,
-                            binding.loc,
-                            binding.function,
-                            mode,
-                            Verdict.UNSUPPORTED,
-                            no_claim.reason,
-                        )
-                        if config.raise_on_unsupported:
-                            raise UnsupportedSiteError(
-                                f"{binding.loc.span.label()}: {no_claim.reason}"
-                            )
+                continue  # a partner of the grid scalars of its call only
+            for item in checker.obligations(binding, groups):
+                if isinstance(item, Unclaimed):
+                    _unclaimed(part, item, notes, checker.config)
                     continue
-                part.sites.add(binding.loc.span)
-                stats.obligations += 1
                 outcome = checker.decide(item)
-                outcome.kernel = checker.kernel_severity(outcome)
+                _count(part, binding, item.rule.code, item.mode, outcome)
+                _note_outcome(part, item, outcome, notes, checker.config)
                 outcomes.append(outcome)
-                verdict = outcome.verdict
-                part.outcomes.append(
-                    SiteNote(
-                        item.rule.code,
-                        binding.loc.span,
-                        binding.function,
-                        item.mode,
-                        verdict,
-                        outcome.reason,
-                    )
-                )
-                if verdict == Verdict.PROVED:
-                    stats.proved += 1
-                elif verdict == Verdict.REFUTED:
-                    stats.refuted += 1
-                elif verdict == Verdict.UNKNOWN:
-                    stats.unknown += 1
-                    _note(
-                        notes,
-                        item.rule.code,
-                        binding.loc,
-                        binding.function,
-                        item.mode,
-                        verdict,
-                        outcome.reason or "solver budget exhausted",
-                    )
-                elif verdict == Verdict.UNSUPPORTED:
-                    stats.unsupported += 1
-                    _note(
-                        notes,
-                        item.rule.code,
-                        binding.loc,
-                        binding.function,
-                        item.mode,
-                        verdict,
-                        outcome.reason,
-                    )
-                    if config.raise_on_unsupported:
-                        raise UnsupportedSiteError(f"{binding.loc.span.label()}: {outcome.reason}")
-                elif verdict == Verdict.UNREACHABLE:
-                    stats.unreachable += 1
+    builder = FindingBuilder(checker.profile)
     for outcome in outcomes:
         if outcome.verdict != Verdict.REFUTED:
             continue
@@ -277,6 +166,103 @@ def check_facts(
             )
         )
     part.notes.extend(notes.values())
+
+
+def _groups(bindings: list[Binding]) -> dict[tuple[int, Role], list[Binding]]:
+    """The bindings made together (one call's keywords, one object's fields), by group and
+    role: a rule that pairs a value with others of a role takes them from here."""
+    groups: dict[tuple[int, Role], list[Binding]] = {}
+    for binding in bindings:
+        if binding.group is not None:
+            groups.setdefault((id(binding.group), binding.role), []).append(binding)
+    return groups
+
+
+def _count(part: FilePart, binding: Binding, code: str, mode: str, outcome: Outcome) -> None:
+    """A decided obligation: its site, its verdict among the part's outcomes, its count.
+    (A capture-replay comparison that is neither proved, refuted nor unreachable is in no
+    count but the obligations.)"""
+    part.sites.add(binding.loc.span)
+    part.counts["obligations"] += 1
+    part.outcomes.append(
+        SiteNote(code, binding.loc.span, binding.function, mode, outcome.verdict, outcome.reason)
+    )
+    counted = COUNTED[outcome.verdict]
+    if counted is not None and (outcome.obligation.rule.pairwise is False or counted in PAIRWISE):
+        part.counts[counted] += 1
+
+
+COUNTED: dict[Verdict, str | None] = {
+    Verdict.PROVED: "proved",
+    Verdict.REFUTED: "refuted",
+    Verdict.UNKNOWN: "unknown",
+    Verdict.UNSUPPORTED: "unsupported",
+    Verdict.UNREACHABLE: "unreachable",
+}
+PAIRWISE = frozenset({"proved", "refuted", "unreachable"})
+
+
+def _note_outcome(
+    part: FilePart,
+    ob: Obligation,
+    outcome: Outcome,
+    notes: dict[tuple[str, int, str], SiteNote],
+    config: Config,
+) -> None:
+    """A note for the sites whose verdict is UNKNOWN or UNSUPPORTED."""
+    binding = ob.binding
+    if outcome.verdict == Verdict.UNKNOWN:
+        reason = outcome.reason or "solver budget exhausted"
+        _note(notes, ob.rule.code, binding.loc, binding.function, ob.mode, outcome.verdict, reason)
+    elif outcome.verdict == Verdict.UNSUPPORTED:
+        _note(
+            notes,
+            ob.rule.code,
+            binding.loc,
+            binding.function,
+            ob.mode,
+            outcome.verdict,
+            outcome.reason,
+        )
+        if config.raise_on_unsupported:
+            raise UnsupportedSiteError(f"{binding.loc.span.label()}: {outcome.reason}")
+
+
+def _unclaimed(
+    part: FilePart,
+    item: Unclaimed,
+    notes: dict[tuple[str, int, str], SiteNote],
+    config: Config,
+) -> None:
+    """A rule that asks nothing: a site all the same, and UNSUPPORTED where the value is not
+    modelled."""
+    binding, no_claim = item.binding, item.reason
+    part.sites.add(binding.loc.span)
+    if not no_claim.unsupported:
+        return
+    part.counts["obligations"] += 1
+    part.counts["unsupported"] += 1
+    part.outcomes.append(
+        SiteNote(
+            item.rule.code,
+            binding.loc.span,
+            binding.function,
+            item.mode,
+            Verdict.UNSUPPORTED,
+            no_claim.reason,
+        )
+    )
+    _note(
+        notes,
+        item.rule.code,
+        binding.loc,
+        binding.function,
+        item.mode,
+        Verdict.UNSUPPORTED,
+        no_claim.reason,
+    )
+    if config.raise_on_unsupported:
+        raise UnsupportedSiteError(f"{binding.loc.span.label()}: {no_claim.reason}")
 
 
 def _note(
@@ -294,8 +280,9 @@ def _note(
 
 
 def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
-    """The index-pointer stride and the grid scalar of the same class and mode, so that a
-    replay builds all of the metadata the way the code does."""
+    """What the obligations of the same class and mode give a replay (each rule's
+    `replay_fields`: the index-pointer stride, the grid scalar), so that a replay builds all of
+    the metadata the way the code does."""
     ob = outcome.obligation
     owner = ob.binding.function.split(".")[0]
     found: dict[str, Term] = {}
@@ -305,13 +292,7 @@ def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
             continue
         if o.binding.chain[:1] != ob.binding.chain[:1] and found:
             continue
-        if isinstance(o.value, LayoutV) and "qo_stride" not in found and o.rule.code == "IDX001":
-            found["qo_stride"] = o.value.stride
-            # A layout of several segments per request (one per token) is not the layout of
-            # one segment per request that a replay builds from the stride.
-            per_request = segments(o.value).per_request
-            if per_request is not None:
-                found["segments_per_req"] = per_request
-        elif o.rule.code == "IDX002" and "max_len" not in found:
-            found["max_len"] = o.claim.subject
+        fields = o.rule.replay_fields(o.value, o.claim)
+        if fields and next(iter(fields)) not in found:
+            found.update(fields)
     return found

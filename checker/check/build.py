@@ -1,13 +1,20 @@
-"""The one place where a finding is made from a refuted obligation."""
+"""The one place where a finding is made: from a refuted obligation (`FindingBuilder`), or from
+the parts a meta rule gives (`make_finding`). The rule supplies its message and its hooks; the
+builder formats, it composes no rule's text."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, replace
 
 from idxcheck.check.checker import Outcome
-from idxcheck.check.obligations import ANY_RUNNER
+from idxcheck.check.kernel import KernelVerdict
+from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.interp.values import LayoutV, RuntimeV
 from idxcheck.model.findings import Finding, Related
+from idxcheck.model.kinds import Severity
+from idxcheck.model.replay import ReplayBlock
+from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
@@ -23,28 +30,133 @@ from idxcheck.sym.terms import (
     untag_formula,
 )
 
+# A rule whose counterexample does not fix the batch replays two requests, the smallest batch
+# where one request can read another's rows.
 REPLAY_DEFAULT_BS = 2
 
 
-def _fingerprint(*parts: str) -> str:
+def fingerprint(*parts: str) -> str:
+    """A finding's identity across edits that move it: a digest of what it is, not where."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def make_finding(
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    span: Span,
+    message: str,
+    identity: tuple[str, ...],
+    function: str = "",
+    mode: str = "",
+    explain: tuple[str, ...] = (),
+    related: tuple[Related, ...] = (),
+    counterexample: dict[str, int] | None = None,
+    counterexample_text: str = "",
+    needs_text: str = "",
+    conditions: tuple[tuple[str, bool], ...] = (),
+    replay: ReplayBlock | None = None,
+) -> Finding:
+    """A finding, fingerprinted by `identity`."""
+    return Finding(
+        code=code,
+        name=name,
+        severity=severity,
+        span=span,
+        function=function,
+        mode=mode,
+        message=message,
+        verdict=Verdict.REFUTED,
+        counterexample=counterexample or {},
+        counterexample_text=counterexample_text,
+        needs_text=needs_text,
+        conditions=conditions,
+        related=related,
+        fingerprint=fingerprint(*identity),
+        explain=explain,
+        replay=replay,
+    )
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What a refuted obligation's finding says before the kernel verdict refines it."""
+
+    primary: Loc
+    site_text: str
+    width_text: str
+    message: str
+    counterexample: dict[str, int]
+    counterexample_text: str
+    explain: tuple[str, ...]
+    replay: ReplayBlock
+    own_symbols: frozenset[str]
 
 
 class FindingBuilder:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-
-    def names(self) -> dict[str, str]:
-        return dict(self.profile.display)
+        self.names = dict(profile.display)
 
     def build(self, outcome: Outcome, companions: dict[str, Term]) -> Finding:
         ob = outcome.obligation
-        width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=_atom_values(outcome.atoms))
+        atoms = dict(outcome.atoms)
+        width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=atoms)
         try:
             width_value = eval_term(ob.runner.term, width_env)
         except NotConcrete:
             width_value = None
-        env = Assignment(ints=outcome.model, mode=ob.mode, width=width_value, atoms=width_env.atoms)
+        env = Assignment(ints=outcome.model, mode=ob.mode, width=width_value, atoms=atoms)
+        parts = self._parts(outcome, env, width_value, companions)
+        related = self._related(ob, parts)
+        severity = ob.rule.severity
+        if outcome.kernel is not None:
+            parts, severity = self._with_kernel(ob, outcome.kernel, parts, companions, atoms)
+            kernel = outcome.kernel.launcher
+            related = (
+                *related,
+                Related(
+                    "kernel",
+                    f"`{kernel.name}` launches grid cdiv({kernel.param}, BLOCK_M)",
+                    kernel.span,
+                ),
+            )
+        else:
+            grid = ob.rule.kernel_grid(ob.binding.name, self.profile)
+            if grid is not None:
+                parts = replace(
+                    parts, explain=(*parts.explain, *ob.rule.explain_without_kernel(grid[0]))
+                )
+        holds = render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode))
+        return make_finding(
+            code=ob.rule.code,
+            name=ob.rule.name,
+            severity=severity,
+            span=parts.primary.span,
+            function=ob.binding.function,
+            mode=ob.mode,
+            message=parts.message,
+            counterexample=parts.counterexample,
+            counterexample_text=parts.counterexample_text,
+            needs_text=", ".join(
+                f"{self.names.get(k, k)} > {v - 1}" for k, v in outcome.needs.items() if k != "bs"
+            ),
+            conditions=self._conditions(ob, outcome),
+            related=related,
+            identity=(ob.rule.code, ob.binding.function, ob.mode, holds),
+            explain=parts.explain,
+            replay=parts.replay,
+        )
+
+    def _parts(
+        self,
+        outcome: Outcome,
+        env: Assignment,
+        width_value: int | None,
+        companions: dict[str, Term],
+    ) -> _Parts:
+        ob = outcome.obligation
         subject = specialise_term(ob.claim.subject, ob.mode)
         chosen = primary_tag(selected_tags(subject, env))
         fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
@@ -57,10 +169,9 @@ class FindingBuilder:
             site_text = ""  # no term of its own: laid out from what the runtime passes in
         else:
             site_text = render_term(subject)
-        names = self.names()
-        width_text = render_term(ob.runner.term, names)
+        width_text = render_term(ob.runner.term, self.names)
         target_text = (
-            render_term(specialise_term(ob.claim.target, ob.mode), names)
+            render_term(specialise_term(ob.claim.target, ob.mode), self.names)
             if ob.claim.target is not None
             else width_text
         )
@@ -71,6 +182,44 @@ class FindingBuilder:
             mode=ob.mode,
             name=ob.binding.name,
         )
+        own_symbols = frozenset(formula_symbols(conj(ob.assumptions, ob.claim.holds)))
+        counterexample = {
+            name: value
+            for name, value in outcome.model.items()
+            if name in own_symbols or name not in self.profile.context_symbols
+        }
+        bs = outcome.model.get("bs", REPLAY_DEFAULT_BS)
+        replay = ReplayBlock(
+            mode=ob.mode,
+            bs=bs,
+            capture_bs=bs,
+            tokens_per_req=width_value,
+            qo_stride=_evaluate(companions.get("qo_stride"), env),
+            max_len=_evaluate(companions.get("max_len"), env),
+            segments_per_req=_evaluate(companions.get("segments_per_req"), env),
+            block_m=None,
+            head_dim=None,
+        )
+        return _Parts(
+            primary,
+            site_text,
+            width_text,
+            message,
+            counterexample,
+            self._text(counterexample),
+            self._explain(outcome, site_text, width_text),
+            replay,
+            own_symbols,
+        )
+
+    def _text(self, counterexample: dict[str, int]) -> str:
+        return " ".join(f"{self.names.get(k, k)}={v}" for k, v in counterexample.items())
+
+    def _related(self, ob: Obligation, parts: _Parts) -> tuple[Related, ...]:
+        """Where else the finding shows: the binding, the dataclass that named it, the index
+        pointer's construction, the capture it is compared with, the runner or profile default
+        that gave the width, the entry point that reaches it."""
+        primary = parts.primary
         related: list[Related] = []
         if ob.binding.loc.span.line != primary.span.line:
             related.append(
@@ -102,51 +251,46 @@ class FindingBuilder:
             related.append(
                 Related("capture", f"`{ob.other.name}` built at capture here", ob.other.loc.span)
             )
-        if ob.runner is ANY_RUNNER or ob.other is not None:
-            pass
-        elif ob.runner.from_profile:
-            related.append(
-                Related(
-                    "profile",
-                    f"runtime width `{width_text}` from the {self.profile.name} profile default ({ob.runner.source}); no runner for {ob.mode} in the scanned files",
-                )
-            )
-        elif ob.runner.capacity:
-            related.append(
-                Related(
-                    "runner",
-                    f"{ob.runner.runner or 'runner'} holds up to `{ob.runner.capacity}` tokens per request in {ob.mode}; each request has at most `{ob.runner.text}` ({ob.runner.source})",
-                    ob.runner.span,
-                )
-            )
-        else:
-            related.append(
-                Related(
-                    "runner",
-                    f"{ob.runner.runner or 'runner'} lays out `{ob.runner.text}` tokens per request in {ob.mode}",
-                    ob.runner.span,
-                )
-            )
+        runner = self._runner(ob, parts.width_text)
+        if runner is not None:
+            related.append(runner)
         if len(ob.binding.chain) > 1:
             related.append(Related("entry", "reached from " + " -> ".join(ob.binding.chain)))
-        own_symbols = formula_symbols(conj(ob.assumptions, ob.claim.holds))
-        counterexample = {
-            name: value
-            for name, value in outcome.model.items()
-            if name in own_symbols or name not in self.profile.context_symbols
-        }
-        cex_text = " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items())
-        needs_text = ", ".join(
-            f"{names.get(k, k)} > {v - 1}" for k, v in outcome.needs.items() if k != "bs"
+        return tuple(related)
+
+    def _runner(self, ob: Obligation, width_text: str) -> Related | None:
+        """Where the runtime width came from: the profile's default or a runner of the tree."""
+        runner = ob.runner
+        if runner is ANY_RUNNER or ob.other is not None:
+            return None
+        if runner.from_profile:
+            return Related(
+                "profile",
+                f"runtime width `{width_text}` from the {self.profile.name} profile default ({runner.source}); no runner for {ob.mode} in the scanned files",
+            )
+        if runner.capacity:
+            return Related(
+                "runner",
+                f"{runner.runner or 'runner'} holds up to `{runner.capacity}` tokens per request in {ob.mode}; each request has at most `{runner.text}` ({runner.source})",
+                runner.span,
+            )
+        return Related(
+            "runner",
+            f"{runner.runner or 'runner'} lays out `{runner.text}` tokens per request in {ob.mode}",
+            runner.span,
         )
-        atoms_text = formula_atoms(conj(ob.assumptions, ob.claim.holds))
-        conditions = tuple(
-            (atoms_text[key], value) for key, value in outcome.atoms.items() if key in atoms_text
-        )
+
+    def _conditions(self, ob: Obligation, outcome: Outcome) -> tuple[tuple[str, bool], ...]:
+        texts = formula_atoms(conj(ob.assumptions, ob.claim.holds))
+        return tuple((texts[key], value) for key, value in outcome.atoms.items() if key in texts)
+
+    def _explain(self, outcome: Outcome, site_text: str, width_text: str) -> tuple[str, ...]:
+        ob = outcome.obligation
+        names = self.names
         violation = render_formula(
             neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names
         )
-        explain = (
+        return (
             f"site: `{site_text}` bound to `{ob.binding.name}` in {ob.binding.function} ({ob.binding.kind})",
             *(f"tree constraint: {c.text} ({c.span.path}:{c.span.line})" for c in ob.constraints),
             f"path condition in {ob.mode}: {render_formula(specialise_formula(ob.binding.pc, ob.mode), names)}",
@@ -160,109 +304,80 @@ class FindingBuilder:
                 and formula_symbols(c.formula) <= set(outcome.model)
             ),
         )
-        fingerprint = _fingerprint(
-            ob.rule.code,
-            ob.binding.function,
-            ob.mode,
-            render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode)),
-        )
-        replay = {
-            "mode": ob.mode,
-            # A rule whose counterexample does not fix the batch replays two requests, the
-            # smallest batch where one request can read another's rows.
-            "bs": outcome.model.get("bs", REPLAY_DEFAULT_BS),
-            "capture_bs": outcome.model.get("bs", REPLAY_DEFAULT_BS),
-            "tokens_per_req": width_value,
-            "qo_stride": _evaluate(companions.get("qo_stride"), env),
-            "max_len": _evaluate(companions.get("max_len"), env),
-            "segments_per_req": _evaluate(companions.get("segments_per_req"), env),
-            "block_m": None,
-            "head_dim": None,
-        }
-        severity = ob.rule.severity
-        kernel = outcome.kernel
-        if kernel is not None:
-            rows = ", ".join(sorted({str(r.block_m) for r in kernel.latent_rows}, key=int))
-            if kernel.row is not None:
-                row = kernel.row
-                latent_text = ", ".join(
-                    f"{r.block_m} ({r.arch}, head dim {r.head_lo}-{r.head_hi})"
-                    for r in kernel.latent_rows
-                )
-                counterexample = {
-                    k: v for k, v in kernel.model.items() if k in counterexample or k in own_symbols
-                }
-                counterexample["head_dim"] = kernel.head_dim or 0
-                counterexample["block_m"] = row.block_m
-                cex_text = (
-                    " ".join(f"{names.get(k, k)}={v}" for k, v in counterexample.items())
-                    + f" arch={row.arch}"
-                )
-                message += f"; with BLOCK_M {row.block_m} ({row.arch}, head dim {kernel.head_dim}) rows are dropped"
-                replay["block_m"] = row.block_m
-                replay["head_dim"] = kernel.head_dim
-                for key in ("bs", "capture_bs"):
-                    replay[key] = kernel.model.get("bs", replay[key])
-                try:
-                    env2 = Assignment(ints=kernel.model, mode=ob.mode, atoms=width_env.atoms)
-                    tokens = eval_term(ob.runner.term, env2)
-                    replay["tokens_per_req"] = tokens
-                    at_block = Assignment(ints=kernel.model, mode=ob.mode, width=tokens)
-                    replay["max_len"] = _evaluate(companions.get("max_len"), at_block)
-                    replay["qo_stride"] = _evaluate(companions.get("qo_stride"), at_block)
-                    replay["segments_per_req"] = _evaluate(
-                        companions.get("segments_per_req"), at_block
-                    )
-                except NotConcrete:
-                    pass
-                if latent_text:
-                    explain = (
-                        *explain,
-                        f"latent under BLOCK_M {latent_text}: no configuration drops rows there",
-                    )
-            else:
-                severity = "warning"
-                message += f"; latent: no block size of `{kernel.launcher.name}` (BLOCK_M {rows}) drops rows in the domain"
-                if kernel.biting:
-                    message += f"; it bites with BLOCK_M {', '.join(map(str, kernel.biting))}"
-            related.append(
-                Related(
-                    "kernel",
-                    f"`{kernel.launcher.name}` launches grid cdiv({kernel.launcher.param}, BLOCK_M)",
-                    kernel.launcher.span,
-                )
+
+    def _with_kernel(
+        self,
+        ob: Obligation,
+        kernel: KernelVerdict,
+        parts: _Parts,
+        companions: dict[str, Term],
+        atoms: dict[str, bool],
+    ) -> tuple[_Parts, Severity]:
+        """The finding refined by the kernel verdict: the block size that drops rows, with its
+        counterexample and replay, or a warning when no real block size does."""
+        rows = ", ".join(sorted({str(r.block_m) for r in kernel.latent_rows}, key=int))
+        if kernel.row is None:
+            message = (
+                parts.message
+                + f"; latent: no block size of `{kernel.launcher.name}` (BLOCK_M {rows}) drops rows in the domain"
             )
-        elif ob.rule.code == "IDX002" and ob.binding.name in self.profile.kernel_grids:
+            if kernel.biting:
+                message += f"; it bites with BLOCK_M {', '.join(map(str, kernel.biting))}"
+            return replace(parts, message=message), Severity.WARNING
+        row = kernel.row
+        counterexample = {
+            k: v
+            for k, v in kernel.model.items()
+            if k in parts.counterexample or k in parts.own_symbols
+        }
+        counterexample["head_dim"] = kernel.head_dim or 0
+        counterexample["block_m"] = row.block_m
+        message = (
+            parts.message
+            + f"; with BLOCK_M {row.block_m} ({row.arch}, head dim {kernel.head_dim}) rows are dropped"
+        )
+        replay = replace(
+            parts.replay,
+            block_m=row.block_m,
+            head_dim=kernel.head_dim,
+            bs=kernel.model.get("bs", parts.replay.bs),
+            capture_bs=kernel.model.get("bs", parts.replay.capture_bs),
+        )
+        try:
+            env = Assignment(ints=kernel.model, mode=ob.mode, atoms=atoms)
+            tokens = eval_term(ob.runner.term, env)
+            at_block = Assignment(ints=kernel.model, mode=ob.mode, width=tokens)
+            replay = replace(
+                replay,
+                tokens_per_req=tokens,
+                max_len=_evaluate(companions.get("max_len"), at_block),
+                qo_stride=_evaluate(companions.get("qo_stride"), at_block),
+                segments_per_req=_evaluate(companions.get("segments_per_req"), at_block),
+            )
+        except NotConcrete:
+            pass
+        explain = parts.explain
+        latent_text = ", ".join(
+            f"{r.block_m} ({r.arch}, head dim {r.head_lo}-{r.head_hi})" for r in kernel.latent_rows
+        )
+        if latent_text:
             explain = (
                 *explain,
-                f"the launcher `{self.profile.kernel_grids[ob.binding.name][0]}` is not in the scanned tree: plain rule",
+                f"latent under BLOCK_M {latent_text}: no configuration drops rows there",
             )
-        return Finding(
-            code=ob.rule.code,
-            name=ob.rule.name,
-            severity=severity,
-            span=primary.span,
-            function=ob.binding.function,
-            mode=ob.mode,
+        refined = replace(
+            parts,
             message=message,
-            verdict=Verdict.REFUTED,
             counterexample=counterexample,
-            counterexample_text=cex_text,
-            needs_text=needs_text,
-            conditions=conditions,
-            related=tuple(related),
-            fingerprint=fingerprint,
-            explain=explain,
+            counterexample_text=self._text(counterexample) + f" arch={row.arch}",
             replay=replay,
+            explain=explain,
         )
+        return refined, ob.rule.severity
 
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _atom_values(atoms: dict[str, bool]) -> dict[str, bool]:
-    return dict(atoms)
 
 
 def _evaluate(term: Term | None, env: Assignment) -> int | None:

@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from idxcheck.check.obligations import ANY_MODE, ANY_RUNNER, Obligation, specialise_value
+from idxcheck.check.kernel import KernelVerdict, kernel_verdict
+from idxcheck.check.obligations import (
+    ANY_MODE,
+    ANY_RUNNER,
+    Obligation,
+    Unclaimed,
+    specialise_value,
+)
 from idxcheck.check.ports import VerdictStore
 from idxcheck.facts.constraints import TreeConstraint
-from idxcheck.facts.kernels import BlockRow, Launcher, block_rows, drops_rows
+from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runtime_model import RunnerWidth, RuntimeModel
 from idxcheck.interp.interpreter import RUNTIME_ATOM, Binding, iter_choice
 from idxcheck.interp.layouts import Pairing, buffer_segments_per_request, segments
 from idxcheck.interp.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.model.config import Config
-from idxcheck.model.kinds import BindingKind
+from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, NoClaim, Rule
 from idxcheck.solve.types import SolveResult
 from idxcheck.sym.cases import lift_formula
-from idxcheck.sym.evaluate import Assignment, eval_formula
-from idxcheck.sym.simplify import simplify, simplify_formula
+from idxcheck.sym.simplify import simplify_formula
 from idxcheck.sym.terms import (
     FALSE,
     TRUE,
@@ -44,20 +50,17 @@ from idxcheck.sym.terms import (
     disj,
     formula_atoms,
     formula_mentions_mode,
-    formula_symbols,
     neg,
     relative_to,
     specialise_formula,
-    specialise_term,
     stable_hash,
-    substitute_width,
     substitute_width_formula,
     term_leaves,
     untag_formula,
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     obligation: Obligation
     verdict: Verdict
@@ -65,7 +68,6 @@ class Outcome:
     model: dict[str, int] = field(default_factory=dict)
     atoms: dict[str, bool] = field(default_factory=dict)
     needs: dict[str, int] = field(default_factory=dict)
-    width_value: int | None = None
     # Kernel-aware severity: the launcher, and the block-size row that drops rows (or None,
     # with the rows it would bite under, when the mismatch is latent).
     kernel: KernelVerdict | None = None
@@ -82,16 +84,6 @@ def _leaves_of_formula(formula: Formula) -> list[Term]:
     elif isinstance(formula, Not):
         out.extend(_leaves_of_formula(formula.arg))
     return out
-
-
-@dataclass(frozen=True)
-class KernelVerdict:
-    launcher: Launcher
-    row: BlockRow | None  # the row whose BLOCK_M drops rows, with `model` its counterexample
-    model: dict[str, int]
-    latent_rows: tuple[BlockRow, ...]  # rows under which no configuration drops rows
-    head_dim: int | None
-    biting: tuple[int, ...] = ()  # when latent: BLOCK_M values of the table that would drop rows
 
 
 # A runtime value read as it is (`spec_info.accept_length_cpu`), not a comparison of one.
@@ -122,65 +114,12 @@ class Checker:
         self.disk: VerdictStore | None = None
 
     def kernel_severity(self, outcome: Outcome) -> KernelVerdict | None:
-        """For a refuted grid obligation whose scalar reaches a launcher of the scanned tree:
-        does some real BLOCK_M of its table drop rows in the domain?"""
+        """Kernel-aware severity of a refuted obligation whose rule sizes a kernel grid."""
         ob = outcome.obligation
-        target = self.profile.kernel_grids.get(ob.binding.name)
+        target = ob.rule.kernel_grid(ob.binding.name, self.profile)
         if target is None or outcome.verdict != Verdict.REFUTED:
             return None
-        launcher = self.launchers.get(target[0])
-        if launcher is None or ob.binding.loc.span.path not in launcher.callers:
-            return None
-        scalar = simplify(
-            substitute_width(specialise_term(ob.claim.subject, ob.mode), ob.runner.term)
-        )
-        width = ob.runner.term
-        best: tuple[tuple[int, list[int]], BlockRow, dict[str, int], int] | None = None
-        latent: list[BlockRow] = []
-        order = self.profile.symbol_order()
-        arches = list(dict.fromkeys(r.arch for r in block_rows(self.profile, target[0])))
-        kernel_constraints = [
-            c.formula
-            for c in self.profile.domain
-            if formula_symbols(c.formula) <= {"head_dim", "sm", "block_m"}
-        ]
-        for row in block_rows(self.profile, target[0]):
-            dims = [
-                d
-                for d in row.head_dims(self.profile.head_dims)
-                if all(
-                    eval_formula(
-                        c, Assignment(ints={"head_dim": d, "sm": row.sm, "block_m": row.block_m})
-                    )
-                    for c in kernel_constraints
-                )
-            ]
-            if not dims:
-                continue
-            result = self._check(ob.assumptions, drops_rows(scalar, width, row.block_m))
-            if result.verdict != Verdict.REFUTED:
-                latent.append(row)
-                continue
-            # The first arch of the table (the one the runtime companion replays on) first,
-            # then the smallest counterexample.
-            rank = (
-                arches.index(row.arch),
-                [result.model.get(name, 0) for name in order if name in result.model],
-            )
-            if best is None or rank < best[0]:
-                best = (rank, row, dict(result.model), max(dims))
-        if best is None:
-            # Latent here: name the block sizes of the table under which it would bite.
-            biting = sorted(
-                {
-                    r.block_m
-                    for r in block_rows(self.profile, target[0])
-                    if self._check(ob.assumptions, drops_rows(scalar, width, r.block_m)).verdict
-                    == Verdict.REFUTED
-                }
-            )
-            return KernelVerdict(launcher, None, {}, tuple(latent), None, tuple(biting))
-        return KernelVerdict(launcher, best[1], best[2], tuple(latent), best[3])
+        return kernel_verdict(ob, target[0], self.launchers, self.profile, self._check)
 
     def forget_translations(self) -> None:
         """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
@@ -201,11 +140,16 @@ class Checker:
         return self._solver
 
     def obligations(
-        self, binding: Binding, partners: Sequence[Binding] = ()
-    ) -> Iterable[Obligation | tuple[Binding, Rule, str, NoClaim]]:
+        self, binding: Binding, groups: Mapping[tuple[int, Role], Sequence[Binding]] = {}
+    ) -> Iterable[Obligation | Unclaimed]:
+        """The obligations of `binding` for each rule of its role, per forward mode, runner and
+        partner (`groups`: the bindings made together, by their group and role)."""
         for rule in self.rules:
             if binding.role not in rule.roles:
                 continue
+            partners: Sequence[Binding] = ()
+            if rule.pairs_with is not None and binding.group is not None:
+                partners = groups.get((id(binding.group), rule.pairs_with), ())
             for pc, value in iter_choice(binding.value, binding.pc):
                 per_mode = self._per_mode(pc)
                 if per_mode is None:
@@ -230,7 +174,7 @@ class Checker:
                                 specialise_value(value, mode), runner.term, pair, binding
                             )
                             if isinstance(claim, NoClaim):
-                                yield (binding, rule, mode, claim)
+                                yield Unclaimed(binding, rule, mode, claim)
                                 continue
                             # The path may test the width the runtime publishes (`if
                             # spec_info.num_tokens_per_req > 1`): it is this runner's.
@@ -443,7 +387,9 @@ class Checker:
         self._mode_cache[key] = (pc, result)
         return result
 
-    def decide(self, obligation: Obligation) -> Outcome:
+    def decide(self, obligation: Obligation, *, kernel_aware: bool = True) -> Outcome:
+        """The verdict of one obligation, with kernel-aware severity for a refuted one whose
+        rule sizes a kernel grid (`kernel_aware`; capture-replay comparisons have none)."""
         holds = simplify_formula(specialise_formula(obligation.claim.holds, obligation.mode))
         cases = lift_formula(holds)
         if cases is None:
@@ -482,7 +428,9 @@ class Checker:
             elif reachable:
                 outcome = Outcome(obligation, Verdict.UNSUPPORTED, reason)
         if not regular and not unsupported and outcome.verdict == Verdict.PROVED:
-            outcome.reason = "read from the runtime"
+            outcome = replace(outcome, reason="read from the runtime")
+        if kernel_aware:
+            outcome = replace(outcome, kernel=self.kernel_severity(outcome))
         return outcome
 
     def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:

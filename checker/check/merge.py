@@ -2,28 +2,45 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from idxcheck.check.analyse import FilePart
-from idxcheck.model.findings import Finding, Related, ScanResult, SiteNote
+from idxcheck.model.findings import FileError, Finding, Related, SiteNote
 from idxcheck.model.spans import Span
 
 PART_COUNTS = ("obligations", "proved", "refuted", "unknown", "unsupported", "unreachable")
 
 
-def merge_parts(parts: Iterable[FilePart], result: ScanResult) -> None:
-    stats = result.stats
+@dataclass(frozen=True)
+class Merged:
+    """Every file's part put together: one finding per place to fix, one note per site and
+    mode, the counts summed."""
+
+    findings: list[Finding]
+    notes: list[SiteNote]
+    outcomes: list[SiteNote]
+    errors: list[FileError]
+    counts: Counter[str]
+    parsed: int
+    sites: int
+
+
+def merge_parts(parts: Iterable[FilePart]) -> Merged:
     notes: dict[tuple[str, Span, str], SiteNote] = {}
     by_key: dict[tuple[str, str, Span], Finding] = {}
     sites: set[Span] = set()
+    counts: Counter[str] = Counter()
+    errors: list[FileError] = []
+    outcomes: list[SiteNote] = []
+    parsed = 0
     for part in parts:
-        stats.parsed += part.parsed
+        parsed += part.parsed
         sites |= part.sites
-        for name in PART_COUNTS:
-            setattr(stats, name, getattr(stats, name) + getattr(part.stats, name))
-        result.errors.extend(part.errors)
-        result.outcomes.extend(part.outcomes)
+        counts.update(part.counts)
+        errors.extend(part.errors)
+        outcomes.extend(part.outcomes)
         for note in part.notes:
             notes.setdefault((note.code, note.span, note.mode), note)
         for finding, use, name, mode_independent in part.findings:
@@ -45,6 +62,6 @@ def merge_parts(parts: Iterable[FilePart], result: ScanResult) -> None:
                         Related("binding", f"also used as `{name}` here", use),
                     ),
                 )
-    stats.sites = len(sites)
-    result.findings.extend(by_key.values())
-    result.notes.extend(notes.values())
+    return Merged(
+        list(by_key.values()), list(notes.values()), outcomes, errors, counts, parsed, len(sites)
+    )

@@ -8,7 +8,7 @@ from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.runtime_model import RunnerWidth
 from idxcheck.interp.interpreter import Binding
 from idxcheck.interp.values import LayoutV, Value
-from idxcheck.rules import Claim, Rule
+from idxcheck.rules import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Formula, RuntimeWidth, specialise_term
 
 # Mode-independent rules (shapes, capacities) on paths no forward-mode condition reaches.
@@ -46,3 +46,14 @@ def specialise_value(value: Value, mode: str) -> Value:
     if isinstance(value, IntV):
         return IntV(specialise_term(value.term, mode))
     return value
+
+
+@dataclass(frozen=True)
+class Unclaimed:
+    """A rule that asks nothing of a binding in a mode, and why (`NoClaim`): UNSUPPORTED when
+    the value is not modelled, else consistent by construction."""
+
+    binding: Binding
+    rule: Rule
+    mode: str
+    reason: NoClaim

@@ -7,7 +7,7 @@ from typing import Any, Protocol, TypeVar
 
 from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.focus import focus_files
-from idxcheck.check.merge import merge_parts
+from idxcheck.check.merge import PART_COUNTS, merge_parts
 from idxcheck.check.ports import Store
 from idxcheck.facts.constraints import (
     FileConstraints,
@@ -23,7 +23,7 @@ from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
 from idxcheck.facts.tree import runtime_model_from_tree
 from idxcheck.interp.interpreter import ScanContext
 from idxcheck.model.config import Config
-from idxcheck.model.findings import FileError, ScanResult
+from idxcheck.model.findings import FileError, ScanResult, Stats
 from idxcheck.model.stable import digest, stable_digest
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import SourceFile
@@ -103,9 +103,9 @@ def cached_tree_facts(
                 return bundle, value
             except Exception:
                 pass  # written by another layout of these classes: read the tree again
-    found = ScanResult()
+    errors: list[FileError] = []
     modes, mode_errors = _cached_mode_model(tree, profile, store, inputs)
-    found.errors.extend(mode_errors)
+    errors.extend(mode_errors)
     runners = None
     if store is not None and inputs is not None:
         try:
@@ -134,9 +134,11 @@ def cached_tree_facts(
     constraints = read_constraints(
         tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere
     )
-    runtime = runtime_model_from_tree(tree, profile, modes, dataclasses, width_defs, found, runners)
+    runtime = runtime_model_from_tree(
+        tree, profile, modes, dataclasses, width_defs, errors, runners
+    )
     assert runtime.phase_widths == phase_widths
-    bundle = (modes, runtime, constraints(), found.errors)
+    bundle = (modes, runtime, constraints(), errors)
     if store is None or key is None:
         return bundle, ""  # nothing is cached: no key needs the value
     try:
@@ -172,9 +174,6 @@ def _cached_mode_model(
 def _scan_tree(
     tree: LoadedTree, config: Config, profile: Profile, store: Store | None, executor: Executor
 ) -> ScanResult:
-    result = ScanResult(mode_order=profile.mode_members)
-    result.errors.extend(tree.errors)
-    result.stats.files = tree.walked
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
     facts_key, inputs = (
@@ -183,8 +182,6 @@ def _scan_tree(
     (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
         tree, config, profile, store, executor, dataclasses, width_defs, facts_key, inputs
     )
-    result.errors.extend(fact_errors)
-    result.mode_model_source = modes.source
     launchers = find_launchers(tree.files, profile)
     facts = TreeFacts(
         config,
@@ -208,11 +205,28 @@ def _scan_tree(
         store.close()  # a connection must not cross a fork; it reopens on next use
     # The facts are read: their trees are dropped (but for those the workers share), so that
     # workers start lean and parse what they use.
-    merge_parts(executor.analyse(sources, facts, store, tree.files), result)
-    result.findings.sort(key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode))
-    result.notes.sort(key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode))
-    result.outcomes.sort(
-        key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict)
+    merged = merge_parts(executor.analyse(sources, facts, store, tree.files))
+    stats = Stats(
+        files=tree.walked,
+        parsed=merged.parsed,
+        sites=merged.sites,
+        **{name: merged.counts[name] for name in PART_COUNTS},
     )
-    result.errors.sort(key=lambda e: (e.path, e.message))
-    return result
+    return ScanResult(
+        findings=sorted(
+            merged.findings, key=lambda f: (f.span.path, f.span.line, f.span.column, f.code, f.mode)
+        ),
+        notes=sorted(
+            merged.notes, key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode)
+        ),
+        outcomes=sorted(
+            merged.outcomes,
+            key=lambda n: (n.span.path, n.span.line, n.span.column, n.code, n.mode, n.verdict),
+        ),
+        errors=sorted(
+            [*tree.errors, *fact_errors, *merged.errors], key=lambda e: (e.path, e.message)
+        ),
+        stats=stats,
+        mode_model_source=modes.source,
+        mode_order=profile.mode_members,
+    )

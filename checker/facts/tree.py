@@ -19,7 +19,7 @@ from idxcheck.facts.runtime_model import (
     packed_widths,
 )
 from idxcheck.interp.interpreter import ScanContext
-from idxcheck.model.findings import FileError, ScanResult
+from idxcheck.model.findings import FileError
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import Block, SourceError, SourceFile, reading
 from idxcheck.source.index import DataclassIndex
@@ -111,11 +111,11 @@ def runtime_model_from_tree(
     modes: ModeModel,
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
-    result: ScanResult,
+    errors: list[FileError],
     runners: FileMemo | None = None,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; the profile's
-    defaults for the other modes."""
+    defaults for the other modes. The errors met reading them go to `errors`."""
     default = default_runtime_model(profile)
     read: dict[str, list[RunnerWidth]] = {}
     for source in tree.files:
@@ -129,8 +129,8 @@ def runtime_model_from_tree(
             )
             if runners is not None:
                 runners.put(source, reading)
-        widths, errors = reading
-        result.errors.extend(errors)
+        widths, found_errors = reading
+        errors.extend(found_errors)
         for width in widths:
             if width.mode in modes.members:
                 read.setdefault(width.mode, []).append(width)

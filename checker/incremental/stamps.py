@@ -27,7 +27,7 @@ from idxcheck.model.stable import digest
 from idxcheck.source.discover import Candidate
 
 if TYPE_CHECKING:
-    from idxcheck.model.outcome import Scan
+    from idxcheck.model.outcome import Scanned
 
 SETTLE_SECONDS = 2.0
 # Files remembered as rejected by the prefilter, over every tree scanned with this cache.
@@ -94,7 +94,7 @@ def store_rejected(config: Config, rejected: dict[str, tuple[int, int, int, int]
     )
 
 
-def load(config: Config, key: str) -> Scan | None:
+def load(config: Config, key: str) -> Scanned | None:
     assert config.cache_dir is not None
     stored = read_blob(config.cache_dir, key)
     if stored is None:
@@ -103,12 +103,12 @@ def load(config: Config, key: str) -> Scan | None:
         outcome = pickle.loads(stored)
     except Exception:
         return None  # written by another layout of these classes: scan again
-    from idxcheck.model.outcome import Scan
+    from idxcheck.model.outcome import Scanned
 
-    return outcome if isinstance(outcome, Scan) else None
+    return outcome if isinstance(outcome, Scanned) else None
 
 
-def store(config: Config, key: str, outcome: Scan) -> None:
+def store(config: Config, key: str, outcome: Scanned) -> None:
     """Pickled: a warm scan decodes the outcome of a whole release (3,566 verdicts of sites)
     in half the time JSON takes, and the cache is the user's own folder."""
     assert config.cache_dir is not None

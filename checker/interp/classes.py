@@ -1,8 +1,5 @@
 """Facts per class: interpret `__init__` for the attribute environment, find the attributes a
-class fills per forward, pick the entry points, interpret them, and keep the bindings.
-
-Also reads the `ForwardMode` enum of a scanned tree into a mode model, and the field order of
-dataclasses (for positional construction of metadata objects)."""
+class fills per forward, pick the entry points, interpret them, and keep the bindings."""
 
 from __future__ import annotations
 
@@ -11,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.interp.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
-from idxcheck.interp.values import BufferV, DictV, LayoutV, TupleV, Value
+from idxcheck.interp.values import BufferV, DictV, IntV, LayoutV, TupleV, Value
+from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import Const
@@ -33,6 +31,24 @@ class ClassFacts:
     entries: list[str] = field(default_factory=list)
     bases: tuple[str, ...] = ()
     accesses: list[BufferAccess] = field(default_factory=list)
+
+    def access_bindings(self) -> list[Binding]:
+        """Each buffer access as a binding of the buffer role: the end of the slice, which
+        must stay within the allocation."""
+        return [
+            Binding(
+                role=Role.BUFFER,
+                name=access.buffer,
+                value=IntV(access.end),
+                pc=access.pc,
+                loc=access.loc,
+                function=access.function,
+                chain=access.chain,
+                kind=BindingKind.ACCESS,
+                target_upper=access.capacity,
+            )
+            for access in self.accesses
+        ]
 
 
 def _resolvable_attribute(value: Value) -> bool:

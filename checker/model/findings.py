@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from idxcheck.model.kinds import Severity
+from idxcheck.model.replay import ReplayBlock
 from idxcheck.model.spans import Span
 from idxcheck.model.verdicts import Verdict
 
@@ -28,7 +30,7 @@ class Related:
 class Finding:
     code: str
     name: str
-    severity: str
+    severity: Severity
     span: Span
     function: str
     mode: str
@@ -41,7 +43,7 @@ class Finding:
     related: tuple[Related, ...]
     fingerprint: str
     explain: tuple[str, ...] = ()
-    replay: dict[str, Any] | None = None
+    replay: ReplayBlock | None = None
     confirmation: dict[str, Any] | None = None
 
 
@@ -63,7 +65,7 @@ class FileError:
     message: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stats:
     files: int = 0
     parsed: int = 0
@@ -77,7 +79,7 @@ class Stats:
     seconds: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     # Sites whose verdict is neither PROVED nor REFUTED (UNSUPPORTED, UNKNOWN), with reasons.

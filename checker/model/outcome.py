@@ -1,15 +1,22 @@
-"""A scan with the reporting policy applied: what the application returns and the warm path stores."""
+"""A scan before and after the reporting policy: what the warm path stores (`Scanned`) and what
+the application returns (`Scan`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from idxcheck.model.comments import Suppression
+from idxcheck.model.comments import FileComments, Suppression
 from idxcheck.model.findings import Finding, ScanResult
 
-if TYPE_CHECKING:
-    pass
+
+@dataclass(frozen=True)
+class Scanned:
+    """The engine's result, with the suppression comments of the files that may hold one and
+    every file walked (as displayed): all the reporting policy needs but its options."""
+
+    result: ScanResult
+    comments: tuple[FileComments, ...]
+    files: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -22,10 +29,14 @@ class Suppressed:
 class Scan:
     """A scan with the reporting policy applied.
 
-    `result.findings` are the findings to report (suppression meta findings included);
-    `suppressed` and `ignored` (by `per-file-ignores`) are what the policy took out."""
+    `result.findings` are the findings to report (suppression meta findings included); what
+    the policy took out is `suppressed` (by a comment), `ignored` (by `per-file-ignores`) and
+    `baselined` (recorded in a baseline, or present at `--diff-base`)."""
 
     result: ScanResult
     suppressed: tuple[Suppressed, ...]
     ignored: tuple[Finding, ...]
     files: tuple[str, ...]  # every file walked, as displayed
+    baselined: tuple[Finding, ...] = ()
+    baseline_used: bool = False
+    stale_baseline: int = 0  # baseline entries no finding matched

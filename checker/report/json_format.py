@@ -41,7 +41,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         ],
         "explain": list(finding.explain),
         "fingerprint": finding.fingerprint,
-        "replay": finding.replay,
+        "replay": finding.replay.to_dict() if finding.replay is not None else None,
     }
     if finding.confirmation is not None:
         out["confirmation"] = finding.confirmation

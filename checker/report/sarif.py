@@ -139,7 +139,7 @@ def _properties(finding: Finding) -> dict[str, Any]:
     if finding.explain:
         props["explain"] = list(finding.explain)
     if finding.replay is not None:
-        props["replay"] = finding.replay
+        props["replay"] = finding.replay.to_dict()
     if finding.confirmation is not None:
         props["confirmation"] = finding.confirmation
     return props
