@@ -23,7 +23,7 @@ from idxcheck.sym.terms import TRUE, Formula, Term
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from idxcheck.sym.terms import Term, cmp, substitute_width, symbols_of
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
 

@@ -13,7 +13,7 @@ from idxcheck.sym.terms import FALSE, Const, Term, cmp, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 MESSAGE = "`{name}` is laid out with `{site}` here but {what} in {mode}"
 # A replay that lays out runtime lengths (`cumsum(accept_length)`) has no term to show.

@@ -13,7 +13,7 @@ from idxcheck.sym.terms import Term, cmp, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 MESSAGE = (
     "grid scalar `{name}` = `{site}` < {what} `{width}` in {mode}: "

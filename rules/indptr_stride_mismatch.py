@@ -13,7 +13,7 @@ from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substi
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 MESSAGE = "{what} `{site}` != runtime tokens per request `{width}` in {mode}"
 

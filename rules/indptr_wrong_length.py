@@ -24,7 +24,7 @@ from idxcheck.sym.terms import (
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
-    from idxcheck.interp.interpreter import Binding
+    from idxcheck.interp.state import Binding
 
 
 MESSAGE = "index pointer `{site}` does not have one entry per request boundary ({what}) in {mode}"

@@ -205,7 +205,7 @@ def test_argument_checks_read_in_background_are_those_read_here(
 ) -> None:
     from idxcheck.facts import constraints
     from idxcheck.facts.modes import mode_model_from_profile
-    from idxcheck.interp.interpreter import ScanContext
+    from idxcheck.interp.state import ScanContext
     from idxcheck.profiles.schema import load_profile
 
     registry = '@register_attention_backend("alpha")\ndef make(runner):\n    return Alpha(runner)\n'

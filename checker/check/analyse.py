@@ -17,7 +17,7 @@ from idxcheck.facts.mode_model import is_mode_enum
 from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runtime_model import RuntimeModel
 from idxcheck.interp.classes import ClassFacts, analyse_class, analyse_function
-from idxcheck.interp.interpreter import Binding, ScanContext
+from idxcheck.interp.state import Binding, ScanContext
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, Finding, SiteNote
 from idxcheck.model.kinds import BindingKind, Role

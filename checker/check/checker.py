@@ -8,20 +8,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from idxcheck.check.kernel import KernelVerdict, kernel_verdict
-from idxcheck.check.obligations import (
-    ANY_MODE,
-    ANY_RUNNER,
-    Obligation,
-    Unclaimed,
-    specialise_value,
-)
+from idxcheck.check.obligations import ANY_MODE, ANY_RUNNER, Obligation, Unclaimed, specialise_value
 from idxcheck.check.ports import VerdictStore
 from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runtime_model import RunnerWidth, RuntimeModel
-from idxcheck.interp.interpreter import RUNTIME_ATOM, Binding, iter_choice
+from idxcheck.interp.choices import iter_choice
 from idxcheck.interp.layouts import Pairing, buffer_segments_per_request, segments
+from idxcheck.interp.state import RUNTIME_ATOM, Binding
 from idxcheck.interp.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.model.config import Config
 from idxcheck.model.kinds import BindingKind, Role

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.runtime_model import RunnerWidth
-from idxcheck.interp.interpreter import Binding
+from idxcheck.interp.state import Binding
 from idxcheck.interp.values import LayoutV, Value
 from idxcheck.rules import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Formula, RuntimeWidth, specialise_term

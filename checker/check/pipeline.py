@@ -21,7 +21,7 @@ from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runners import WidthDefinitions
 from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
 from idxcheck.facts.tree import runtime_model_from_tree
-from idxcheck.interp.interpreter import ScanContext
+from idxcheck.interp.state import ScanContext
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, ScanResult, Stats
 from idxcheck.model.stable import digest, stable_digest

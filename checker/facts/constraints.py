@@ -26,7 +26,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from idxcheck.facts.ports import FileMemo
-from idxcheck.interp.interpreter import ClassInterpreter, Frame, ScanContext, State
+from idxcheck.interp.interpreter import ClassInterpreter
+from idxcheck.interp.state import Frame, ScanContext, State
 from idxcheck.interp.values import ConfigV
 from idxcheck.model.spans import Span
 from idxcheck.source.cstwalk import descendants

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from idxcheck.facts.modes import FLAG_PREFIX, ModeModel, Predicate, mode_model_from_profile
 from idxcheck.facts.tree import mentioned_in
-from idxcheck.interp.interpreter import ClassInterpreter, ScanContext
+from idxcheck.interp.interpreter import ClassInterpreter
+from idxcheck.interp.state import ScanContext
 from idxcheck.interp.values import BoolV, CurrentModeV, Value
 from idxcheck.model.findings import FileError
 from idxcheck.model.spans import Span

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from idxcheck.facts.runtime_model import RunnerWidth
-from idxcheck.interp.interpreter import ClassInterpreter, ScanContext, iter_choice
+from idxcheck.interp.choices import iter_choice
+from idxcheck.interp.interpreter import ClassInterpreter
+from idxcheck.interp.state import ScanContext
 from idxcheck.interp.values import IntV, MemberV, Value
 from idxcheck.model.spans import Span
 from idxcheck.profiles.schema import Profile

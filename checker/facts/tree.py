@@ -18,7 +18,7 @@ from idxcheck.facts.runtime_model import (
     default_runtime_model,
     packed_widths,
 )
-from idxcheck.interp.interpreter import ScanContext
+from idxcheck.interp.state import ScanContext
 from idxcheck.model.findings import FileError
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import Block, SourceError, SourceFile, reading

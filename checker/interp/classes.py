@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from idxcheck.interp.interpreter import Binding, BufferAccess, ClassInterpreter, ScanContext
+from idxcheck.interp.interpreter import ClassInterpreter
+from idxcheck.interp.state import Binding, BufferAccess, ScanContext
 from idxcheck.interp.values import BufferV, DictV, IntV, LayoutV, TupleV, Value
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.source.files import ClassSource, FunctionSource

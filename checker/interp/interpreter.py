@@ -12,10 +12,31 @@ What it cannot model becomes `UnknownV(reason)`, never a guess."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from idxcheck.interp import library
+from idxcheck.interp.choices import (
+    SELF_PREFIX,
+    iter_choice,
+    map_choice,
+    merge,
+    merge_alternatives,
+    merged_self_part,
+    self_part,
+)
+from idxcheck.interp.library import torch
+from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
+from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
+from idxcheck.interp.state import (
+    RUNTIME_ATOM,
+    Binding,
+    BufferAccess,
+    EvaluationLimit,
+    Frame,
+    ScanContext,
+    State,
+)
 from idxcheck.interp.values import (
     BoolV,
     BoundMethodV,
@@ -45,15 +66,12 @@ from idxcheck.interp.values import (
 )
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
-from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
     TRUE,
     Atom,
-    BinOp,
     BoolConst,
     Const,
     Formula,
@@ -65,7 +83,6 @@ from idxcheck.sym.terms import (
     Term,
     Unknown,
     binop,
-    cdiv,
     cmp,
     conj,
     const_value,
@@ -75,7 +92,6 @@ from idxcheck.sym.terms import (
     relative_to,
     specialise_formula,
     strip,
-    term_leaves,
     term_size,
 )
 
@@ -83,51 +99,9 @@ if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = lazy_module("libcst")
-
-# The key prefix of opaque conditions on runtime objects (`spec_info.x`, `forward_batch.y is
-# None`): they mean the same wherever they are written, in a runner or a backend.
-RUNTIME_ATOM = "rt:"
 MAX_INLINE_DEPTH = 8
-MAX_ALTERNATIVES = 24
 MAX_TERM_SIZE = 4000
 
-TENSOR_IDENTITY_METHODS = frozenset(
-    {
-        "to",
-        "int",
-        "long",
-        "clone",
-        "contiguous",
-        "cuda",
-        "cpu",
-        "detach",
-        "type",
-        "pin_memory",
-        "flatten",
-        "squeeze",
-        "__getitem__",
-    }
-)
-RUNTIME_TENSOR_METHODS = (
-    frozenset({"numel", "size", "__len__", "cumsum", "view", "reshape"}) | TENSOR_IDENTITY_METHODS
-)
-IN_PLACE_METHODS = frozenset({"copy_", "fill_", "zero_", "index_copy_", "scatter_", "masked_fill_"})
-ARANGE_FUNCTIONS = frozenset({"torch.arange", "np.arange", "numpy.arange", "arange"})
-ALLOC_FUNCTIONS = frozenset(
-    {
-        "torch.zeros",
-        "torch.empty",
-        "torch.ones",
-        "np.zeros",
-        "np.empty",
-        "numpy.zeros",
-        "numpy.empty",
-    }
-)
-FULL_FUNCTIONS = frozenset({"torch.full", "np.full", "numpy.full"})
-CUMSUM_FUNCTIONS = frozenset({"torch.cumsum", "np.cumsum", "numpy.cumsum"})
-PAD_FUNCTIONS = frozenset({"torch.nn.functional.pad", "F.pad", "nn.functional.pad", "pad"})
-CDIV_FUNCTIONS = frozenset({"triton.cdiv", "cdiv", "ceil_div", "div_up", "ceildiv"})
 KNOWN_MODULES = {
     "torch": "torch",
     "np": "np",
@@ -166,97 +140,6 @@ BUILTINS = frozenset(
         "round",
     }
 )
-
-
-class ModeOracle(Protocol):
-    @property
-    def members(self) -> tuple[str, ...]: ...
-
-    @property
-    def enum_name(self) -> str: ...
-
-    def call(
-        self, name: str, args: list[Formula], kwargs: dict[str, Formula]
-    ) -> Formula | None: ...
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A value bound to a name that has an index-pointer or grid-scalar role."""
-
-    role: Role
-    name: str
-    value: Value
-    pc: Formula
-    loc: Loc
-    function: str
-    chain: tuple[str, ...]
-    kind: BindingKind
-    target_lower: Term | None = None
-    target_upper: Term | None = None
-    # Bindings made together (the keywords of one call, the fields of one metadata object,
-    # the keys of one dict): a grid scalar is paired with the index pointer of its group.
-    group: Loc | None = None
-    # For slice and copy writes: how many entries the written value has.
-    source_length: Term | None = None
-    # For positional construction: the dataclass whose field order gave the value its name,
-    # and the file that declares it (an edit there can rename what the call binds).
-    declared_by: tuple[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class BufferAccess:
-    """A slice of a preallocated buffer (`buf[: bs * topk + 1]`), read or written: it must stay
-    within the buffer's allocation."""
-
-    buffer: str
-    capacity: Term
-    end: Term  # offset + upper bound of the slice
-    alloc: Loc | None
-    loc: Loc
-    pc: Formula
-    function: str
-    chain: tuple[str, ...]
-
-
-@dataclass
-class ScanContext:
-    """What the interpreter needs to know beyond the class it analyses."""
-
-    profile: Profile
-    modes: ModeOracle
-    dataclass_fields: Callable[[str], tuple[str, ...] | None]
-    phase_widths: dict[str, Term]
-    module_functions: frozenset[str] = frozenset()
-    # Definitions of the runtime's width functions found in the scanned tree.
-    width_defs: Mapping[str, FunctionSource] = field(default_factory=dict)
-    # A class of the scanned tree by name (same file first), to follow base classes.
-    class_lookup: Callable[[str, object], object] | None = None
-    # The file that declares a dataclass (by name, as `dataclass_fields` finds it).
-    dataclass_file: Callable[[str], str | None] = lambda _name: None
-
-
-@dataclass
-class State:
-    env: dict[str, Value]
-    pc: Formula
-    alive: bool = True
-
-    def fork(self, pc: Formula) -> State:
-        return State(dict(self.env), pc, self.alive)
-
-
-@dataclass
-class Frame:
-    fn: FunctionSource
-    chain: tuple[str, ...]
-    depth: int
-    returns: list[tuple[Formula, Value]] = field(default_factory=list)
-    exits: list[tuple[Formula, dict[str, Value]]] = field(default_factory=list)
-
-
-class EvaluationLimit(Exception):
-    """A method is too large or too deep to interpret; reported as unsupported."""
 
 
 class ClassInterpreter:
@@ -379,7 +262,7 @@ class ClassInterpreter:
             self._active.pop()
         if state.alive:
             frame.returns.append((state.pc, NoneV()))
-            frame.exits.append((state.pc, _self_part(state.env)))
+            frame.exits.append((state.pc, self_part(state.env)))
         if not frame.returns:
             return NoneV(), FALSE
         # Each exit's condition relative to the entry's: the caller is on the entry path
@@ -475,7 +358,7 @@ class ClassInterpreter:
             if small.value is not None:
                 returned = self.tag(self.eval(small.value, state, frame), small.value, frame)
             frame.returns.append((state.pc, returned))
-            frame.exits.append((state.pc, _self_part(state.env)))
+            frame.exits.append((state.pc, self_part(state.env)))
             state.alive = False
             return state
         if isinstance(small, cst.Raise):
@@ -689,7 +572,7 @@ class ClassInterpreter:
                 frame,
                 lower,
                 upper,
-                source_length=_length_of_value(value),
+                source_length=length_of_value(value),
             )
             if isinstance(target.value, cst.Name) and isinstance(full, LayoutV):
                 state.env[target.value.value] = full
@@ -805,8 +688,7 @@ class ClassInterpreter:
             or name in self.ctx.module_functions
             or name in self.profile.config_functions
             or name in self.profile.width_functions
-            or name in ARANGE_FUNCTIONS
-            or name in CDIV_FUNCTIONS
+            or name in library.BARE_FUNCTIONS
         ):
             return FunctionRefV(name)
         return UnknownV(f"name `{name}` is not defined in the analysed code")
@@ -948,7 +830,7 @@ class ClassInterpreter:
             return UnknownV(f"attribute `{attr}` of a method")
         if isinstance(base, (LayoutV, BufferV, ConstVecV)):
             if attr == "shape":
-                length = _length_of(base)
+                length = length_of(base)
                 return TupleV(
                     (IntV(length) if length is not None else UnknownV("an unknown dimension"),)
                 )
@@ -1315,7 +1197,7 @@ class ClassInterpreter:
                 text = (
                     f"{path} is None"
                     if path
-                    else f"{_short(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
+                    else f"{short_text(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
                 )
                 key = f"none:{path}" if path else f"{frame.fn.qualname}:{text}"
                 return Atom(key, text)
@@ -1350,10 +1232,10 @@ class ClassInterpreter:
         left: Value,
         right: Value,
     ) -> Formula:
-        text = f"{_short(frame.fn.code(left_node))} {_op_text(operator)} {_short(frame.fn.code(right_node))}"
-        return Atom(self._atom_key(text, frame, left, right), text)
+        text = f"{short_text(frame.fn.code(left_node))} {_op_text(operator)} {short_text(frame.fn.code(right_node))}"
+        return Atom(self.atom_key(text, frame, left, right), text)
 
-    def _atom_key(self, text: str, frame: Frame, *values: Value) -> str:
+    def atom_key(self, text: str, frame: Frame, *values: Value) -> str:
         # Conditions over runtime objects or `self` attributes mean the same wherever they are
         # written; other conditions are local to the function that wrote them.
         if values and all(
@@ -1376,8 +1258,8 @@ class ClassInterpreter:
         if isinstance(value, IntV):
             inner = strip(value.term)
             if isinstance(inner, (Unknown, RuntimeInt)):
-                text = _short(frame.fn.code(node))
-                return Atom(self._atom_key(text, frame), text)
+                text = short_text(frame.fn.code(node))
+                return Atom(self.atom_key(text, frame), text)
             return cmp("!=", value.term, Const(0))
         if isinstance(value, NoneV):
             return FALSE
@@ -1391,8 +1273,8 @@ class ClassInterpreter:
             # Named by the runtime object, so that the same condition read in a runner and in
             # a backend is one atom.
             return Atom(RUNTIME_ATOM + value.path, value.path)
-        text = _short(frame.fn.code(node))
-        return Atom(self._atom_key(text, frame), text)
+        text = short_text(frame.fn.code(node))
+        return Atom(self.atom_key(text, frame), text)
 
     def to_term(self, value: Value) -> Term:
         if isinstance(value, IntV):
@@ -1516,8 +1398,10 @@ class ClassInterpreter:
         if isinstance(func, RuntimeV):
             return RuntimeV(f"{func.path}()")
         if isinstance(func, UnknownV) and reason is None:
-            return UnknownV(f"call to `{_short(frame.fn.code(node.func))}`: {func.reason}")
-        return UnknownV(reason or f"call to `{_short(frame.fn.code(node.func))}` is not modelled")
+            return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}`: {func.reason}")
+        return UnknownV(
+            reason or f"call to `{short_text(frame.fn.code(node.func))}` is not modelled"
+        )
 
     def call_method(
         self,
@@ -1548,7 +1432,7 @@ class ClassInterpreter:
                 {k: self._as_formula(v) for k, v in kwargs.items()},
             )
             if formula is None:
-                text = _short(frame.fn.code(node))
+                text = short_text(frame.fn.code(node))
                 return BoolV(Atom(f"mode-predicate:{name}", text))
             return BoolV(formula)
         if isinstance(receiver, MemberV):
@@ -1576,27 +1460,16 @@ class ClassInterpreter:
                     frame,
                     lower,
                     upper,
-                    source_length=_length_of_value(source),
+                    source_length=length_of_value(source),
                 )
             return receiver
-        if name in ("fill_", "zero_", "copy_", "index_copy_", "scatter_", "masked_fill_"):
+        if name in IN_PLACE_METHODS:
             return receiver
-        if isinstance(receiver, (LayoutV, BufferV, ConstVecV)):
-            return self.tensor_method(receiver, name, args, node, frame)
-        if isinstance(receiver, RuntimeV):
-            if (
-                name in ("numel", "size", "__len__")
-                and receiver.length is not None
-                and not (
-                    name == "size" and args and const_value(self.to_term(args[0])) not in (0, None)
-                )
-            ):
-                return IntV(receiver.length)
-            if name == "cumsum":
-                return RuntimeV(f"cumsum({receiver.path})", receiver.length)
-            if name in TENSOR_IDENTITY_METHODS or name in ("view", "reshape"):
-                return receiver
-            return RuntimeV(f"{receiver.path}.{name}()")
+        if isinstance(receiver, (LayoutV, BufferV, ConstVecV, RuntimeV)):
+            call = Call(self, name, args, kwargs, node, state, frame)
+            if isinstance(receiver, RuntimeV):
+                return torch.runtime_method(call, receiver)
+            return torch.tensor_method(call, receiver)
         if isinstance(receiver, ConfigV):
             return UnknownV(f"call to `{receiver.path}.{name}()` is not modelled")
         if isinstance(receiver, IntV):
@@ -1606,8 +1479,8 @@ class ClassInterpreter:
         if isinstance(receiver, ObjectV):
             return UnknownV(f"method `{name}` of `{receiver.cls}` is not modelled")
         if isinstance(receiver, UnknownV):
-            return UnknownV(f"call to `{_short(frame.fn.code(node.func))}`: {receiver.reason}")
-        return UnknownV(f"call to `{_short(frame.fn.code(node.func))}` is not modelled")
+            return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}`: {receiver.reason}")
+        return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}` is not modelled")
 
     def _receiver_slice(
         self, node: cst.BaseExpression, state: State, frame: Frame
@@ -1659,27 +1532,6 @@ class ClassInterpreter:
             return UnknownV(f"`{name}` with a phase that is not known")
         return IntV(self.ctx.phase_widths[phase])
 
-    def tensor_method(
-        self,
-        receiver: LayoutV | BufferV | ConstVecV,
-        name: str,
-        args: list[Value],
-        node: cst.Call,
-        frame: Frame,
-    ) -> Value:
-        if name in TENSOR_IDENTITY_METHODS:
-            return receiver
-        if name in ("numel", "__len__") or (
-            name == "size" and (not args or const_value(self.to_term(args[0])) == 0)
-        ):
-            length = _length_of(receiver)
-            return IntV(length) if length is not None else UnknownV("a tensor of unknown length")
-        if name == "cumsum" and isinstance(receiver, ConstVecV):
-            return self.cumsum(receiver, node, frame)
-        if name == "view" and args and const_value(self.to_term(args[0])) == -1:
-            return receiver
-        return UnknownV(f"tensor method `{name}` is not modelled")
-
     def call_function(
         self,
         name: str,
@@ -1689,199 +1541,20 @@ class ClassInterpreter:
         state: State,
         frame: Frame,
     ) -> Value:
-        short = name.split(".")[-1]
-        if name in ARANGE_FUNCTIONS or (
-            short == "arange" and name.startswith(("torch", "np", "numpy"))
-        ):
-            return self.arange(args, kwargs, node, frame)
-        if name in CUMSUM_FUNCTIONS:
-            source = args[0] if args else kwargs.get("input", UnknownV("cumsum without input"))
-            return self.cumsum(source, node, frame)
-        if name in FULL_FUNCTIONS:
-            size = args[0] if args else kwargs.get("size", UnknownV("full without size"))
-            fill = (
-                args[1]
-                if len(args) > 1
-                else kwargs.get("fill_value", UnknownV("full without value"))
-            )
-            length = _first_dim(size)
-            if isinstance(fill, IntV):
-                return ConstVecV(fill.term, length)
-            return (
-                RuntimeV("full()", length)
-                if isinstance(fill, RuntimeV)
-                else UnknownV("torch.full of an unknown value")
-            )
-        if name in ALLOC_FUNCTIONS:
-            size = args[0] if args else kwargs.get("size", UnknownV("allocation without size"))
-            length = _first_dim(size)
-            if short == "ones" and length is not None:
-                return ConstVecV(Const(1), length)
-            return BufferV(
-                _short(frame.fn.code(node)), length, frame.fn.loc(node), length, Const(0)
-            )
-        if name in PAD_FUNCTIONS or short == "pad":
-            source = args[0] if args else UnknownV("pad without input")
-            pad = args[1] if len(args) > 1 else kwargs.get("pad", UnknownV("pad without widths"))
-            return self.pad(source, pad)
-        if name in CDIV_FUNCTIONS or short in CDIV_FUNCTIONS:
-            if len(args) == 2 and isinstance(args[0], IntV) and isinstance(args[1], IntV):
-                return IntV(cdiv(args[0].term, args[1].term))
-            return UnknownV("cdiv of unknown values")
-        if name in ("max", "min"):
-            return self.builtin_minmax(name, args)
-        if name in ("int", "round"):
-            if args and isinstance(args[0], (IntV, RuntimeV, UnknownV)):
-                return (
-                    args[0] if not isinstance(args[0], RuntimeV) else IntV(RuntimeInt(args[0].path))
-                )
-            return UnknownV(f"`{name}()` of a non-integer")
-        if name == "len":
-            if args:
-                value = args[0]
-                if isinstance(value, TupleV):
-                    return IntV(Const(len(value.items)))
-                length = (
-                    _length_of(value)
-                    if isinstance(value, (LayoutV, BufferV, ConstVecV, RuntimeV))
-                    else None
-                )
-                if length is not None:
-                    return IntV(length)
-                if isinstance(value, RuntimeV):
-                    return IntV(RuntimeInt(f"len({value.path})"))
-            return UnknownV("`len()` of a value of unknown length")
-        if name in ("getattr",):
-            if len(args) >= 2 and isinstance(args[1], StrV):
-                found = self.attribute(args[0], args[1].value, None, frame)
-                if isinstance(found, UnknownV) and len(args) == 3 and isinstance(args[0], SelfV):
-                    return merge(
-                        Atom(
-                            f"{self.class_name}:hasattr:{args[1].value}",
-                            f"hasattr(self, {args[1].value!r})",
-                        ),
-                        found,
-                        args[2],
-                    )
-                return found
-            return UnknownV("getattr with a non-constant name")
-        if name == "hasattr":
-            text = _short(frame.fn.code(node))
-            return BoolV(Atom(self._atom_key(text, frame, *args), text))
-        if name == "isinstance":
-            text = _short(frame.fn.code(node))
-            return BoolV(Atom(self._atom_key(text, frame, *args), text))
-        if name == "sum":
-            if args and isinstance(args[0], RuntimeV):
-                return IntV(RuntimeInt(f"sum({args[0].path})"))
-            return UnknownV("`sum()` of a value that is not from the runtime")
-        if name == "bool":
-            return BoolV(self.truth(args[0], node.args[0].value, frame)) if args else BoolV(FALSE)
+        """A function call: a library's (`idxcheck.interp.library`), else one of the project's
+        configuration or width functions, else what a library gives of runtime values."""
+        call = Call(self, name, args, kwargs, node, state, frame)
+        model = library.function_model(name)
+        if model is not None:
+            return model(call)
         if name in self.profile.config_functions:
             return ConfigV(f"{name}()")
         if name in self.profile.width_functions:
             return self.width_function(name, args, kwargs, None, node, state, frame)
-        if name == "super":
-            return SuperV()
-        if name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in args):
-            return RuntimeV(f"{name}()", None)
-        if (
-            name.startswith("torch.")
-            and short in ("max", "min", "sum")
-            and args
-            and isinstance(args[0], RuntimeV)
-        ):
-            return RuntimeV(f"{name}()", None)
+        found = library.fallback(call)
+        if found is not None:
+            return found
         return UnknownV(f"call to `{name}` is not modelled")
-
-    def builtin_minmax(self, name: str, args: list[Value]) -> Value:
-        if len(args) == 1:
-            only = args[0]
-            if isinstance(only, RuntimeV):
-                return IntV(RuntimeInt(f"{name}({only.path})"))
-            if isinstance(only, TupleV) and only.items:
-                args = list(only.items)
-            else:
-                return UnknownV(f"`{name}()` of one value that is not from the runtime")
-        if len(args) < 2:
-            return UnknownV(f"`{name}()` with no arguments")
-        result = args[0]
-        for other in args[1:]:
-            if isinstance(result, IntV) and isinstance(other, IntV):
-                result = IntV(binop(name, result.term, other.term))
-            elif isinstance(result, (IntV, RuntimeV, UnknownV)) and isinstance(
-                other, (IntV, RuntimeV, UnknownV)
-            ):
-                result = IntV(binop(name, self.to_term(result), self.to_term(other)))
-            else:
-                return UnknownV(f"`{name}()` of values that are not integers")
-        return result
-
-    def arange(
-        self, args: list[Value], kwargs: dict[str, Value], node: cst.Call, frame: Frame
-    ) -> Value:
-        positional = list(args)
-        start_v: Value = kwargs.get("start", IntV(Const(0)))
-        end_v: Value | None = kwargs.get("end")
-        step_v: Value = kwargs.get("step", IntV(Const(1)))
-        if len(positional) == 1 and end_v is None:
-            end_v = positional[0]
-        elif len(positional) >= 2:
-            start_v, end_v = positional[0], positional[1]
-            if len(positional) >= 3:
-                step_v = positional[2]
-        elif len(positional) == 1:
-            start_v = positional[0]
-        if end_v is None:
-            return UnknownV("arange without an end")
-        loc = frame.fn.loc(node)
-        text = _short(frame.fn.code(node))
-        start, end, step = self.to_term(start_v), self.to_term(end_v), self.to_term(step_v)
-        if any(isinstance(v, RuntimeV) for v in (start_v, end_v, step_v)) and not isinstance(
-            step_v, IntV
-        ):
-            return RuntimeV(f"arange({text})")
-        return LayoutV(start, step, entries_of(start, end, step), loc, text, "arange")
-
-    def cumsum(self, source: Value, node: cst.Call, frame: Frame) -> Value:
-        if isinstance(source, ChoiceV):
-            return map_choice(source, lambda v: self.cumsum(v, node, frame))
-        if isinstance(source, ConstVecV):
-            # cumsum of n repeated: [n, 2n, ..., len * n]
-            return LayoutV(
-                source.value,
-                source.value,
-                source.length,
-                frame.fn.loc(node),
-                _short(frame.fn.code(node)),
-                "cumsum",
-            )
-        if isinstance(source, RuntimeV):
-            return RuntimeV(f"cumsum({source.path})", source.length)
-        if isinstance(source, UnknownV):
-            return UnknownV(f"cumsum of a value that is not modelled: {source.reason}")
-        return UnknownV("cumsum of a value that is not a vector")
-
-    def pad(self, source: Value, pad: Value) -> Value:
-        if isinstance(source, ChoiceV):
-            return map_choice(source, lambda v: self.pad(v, pad))
-        if isinstance(source, LayoutV) and isinstance(pad, TupleV) and len(pad.items) == 2:
-            before = const_value(self.to_term(pad.items[0]))
-            after = const_value(self.to_term(pad.items[1]))
-            if (
-                before == 1
-                and after == 0
-                and const_value(binop("-", source.start, source.stride)) == 0
-            ) or (before == 1 and after == 0 and strip(source.start) == strip(source.stride)):
-                entries = (
-                    binop("+", source.entries, Const(1)) if source.entries is not None else None
-                )
-                return LayoutV(
-                    Const(0), source.stride, entries, source.loc, source.text, source.source
-                )
-        if isinstance(source, RuntimeV):
-            return RuntimeV(f"pad({source.path})", None)
-        return UnknownV("padding a value that is not a uniform layout")
 
     def construct(
         self,
@@ -1942,7 +1615,7 @@ class ClassInterpreter:
             as_self or fn.owner == self.class_name or fn in self.methods.values()
         )
         if own:
-            bound.update(_self_part(state.env))
+            bound.update(self_part(state.env))
         outer_methods = self.methods
         if not own:
             self.methods = {}
@@ -2001,179 +1674,11 @@ class ClassInterpreter:
         return bound
 
 
-# ---------------------------------------------------------------------------------------------
-# Helpers
-
-
-def entries_of(start: Term, end: Term, step: Term) -> Term | None:
-    """The exact number of entries of `arange(start, end, step)` (see `_entries_of`). When the
-    step and end are if-then-else terms (a width chosen per path), each case is solved alone
-    and the cases must agree."""
-    direct = _entries_of(start, end, step)
-    if direct is not None:
-        return direct
-    from idxcheck.sym.cases import lift_term
-
-    step_cases = lift_term(step, 16)
-    end_cases = lift_term(end, 16)
-    if step_cases is None or end_cases is None or (len(step_cases) == 1 and len(end_cases) == 1):
-        return None
-    found: Term | None = None
-    for step_guard, step_case in step_cases:
-        for end_guard, end_case in end_cases:
-            if conj(step_guard, end_guard) == FALSE:
-                continue
-            entries = _entries_of(start, end_case, step_case)
-            if entries is None:
-                if any(
-                    isinstance(leaf, (Unknown, RuntimeInt))
-                    for leaf in term_leaves(BinOp("+", step_case, end_case))
-                ):
-                    continue  # a case that is not modelled is left to the rule (unsupported)
-                return None
-            if found is None:
-                found = entries
-            elif poly.to_poly(found) != poly.to_poly(entries):
-                return None
-    return found
-
-
-def _entries_of(start: Term, end: Term, step: Term) -> Term | None:
-    """The exact number of entries of `arange(start, end, step)`, when it has a closed form:
-    (end - start) = q * step + r with a constant remainder r, and 0 < r <= step provable
-    (r == 1, or a constant step >= r) gives q + 1; r == 0 gives q. Subterms that are not
-    polynomials are treated as opaque (a stride `n if c else m` still gives `bs * n + 1`
-    over `n` = bs + 1 entries); strides are at least 1."""
-    step_plain = poly.to_poly(step)
-    opaque = poly.Opaque((step,) if step_plain is None or len(step_plain) > 1 else ())
-    span_poly = poly.to_poly(binop("-", end, start), opaque)
-    step_poly = poly.to_poly(step, opaque)
-    if span_poly is None or step_poly is None or not step_poly:
-        return None
-    qr = poly.divmod_monomial(span_poly, step_poly)
-    if qr is None:
-        return None
-    quotient, remainder = qr
-    if not poly.is_constant(remainder):
-        return None
-    r = poly.constant_of(remainder)
-    if r == 0:
-        return poly.to_term(quotient, opaque)
-    step_value = const_value(step)
-    if r == 1 or (step_value is not None and 0 < r <= step_value):
-        return poly.to_term(poly.add(quotient, {(): 1}), opaque)
-    if r < 0 and step_value is not None and -step_value < r:
-        return poly.to_term(quotient, opaque)
-    return None
-
-
 # A string literal's value by its source text: `SimpleString.evaluated_value` runs
 # `ast.literal_eval` at each read, and a method's literals are read again each time the method
 # is interpreted (980 reads, 0.05 s of cProfile time, on three large backends).
 _STRING_VALUES: dict[str, Value] = {}
 _MAX_STRING_VALUES = 100_000
-
-
-def merge(cond: Formula, a: Value, b: Value) -> Value:
-    """The value that is `a` where `cond` holds and `b` elsewhere."""
-    if a == b:
-        return a
-    if cond == TRUE:
-        return a
-    if cond == FALSE:
-        return b
-    if isinstance(a, IntV) and isinstance(b, IntV):
-        return IntV(ite(cond, a.term, b.term))
-    if isinstance(a, BoolV) and isinstance(b, BoolV):
-        return BoolV(disj(conj(cond, a.formula), conj(neg(cond), b.formula)))
-    alts: list[tuple[Formula, Value]] = []
-    for guard, value in ((cond, a), (neg(cond), b)):
-        if isinstance(value, ChoiceV):
-            alts.extend((conj(guard, c), v) for c, v in value.alts)
-        else:
-            alts.append((guard, value))
-    if len(alts) > MAX_ALTERNATIVES:
-        return UnknownV("too many alternative values on different paths")
-    return ChoiceV(tuple(alts))
-
-
-def merge_alternatives(alts: list[tuple[Formula, Value]]) -> Value:
-    if not alts:
-        return NoneV()
-    result = alts[-1][1]
-    for cond, value in reversed(alts[:-1]):
-        result = merge(cond, value, result)
-    return result
-
-
-def map_choice(choice: ChoiceV, fn: Callable[[Value], Value]) -> Value:
-    mapped = [(c, fn(v)) for c, v in choice.alts]
-    if all(isinstance(v, IntV) for _, v in mapped):
-        result: Term | None = None
-        for cond, value in reversed(mapped):
-            assert isinstance(value, IntV)
-            result = value.term if result is None else ite(cond, value.term, result)
-        assert result is not None
-        return IntV(result)
-    first = mapped[0][1]
-    if all(v == first for _, v in mapped):
-        return first
-    return ChoiceV(tuple(mapped))
-
-
-SELF_PREFIX = "self."
-
-
-def _self_part(env: dict[str, Value]) -> dict[str, Value]:
-    return {k: v for k, v in env.items() if k.startswith(SELF_PREFIX)}
-
-
-def merged_self_part(
-    exits: list[tuple[Formula, dict[str, Value]]], before: dict[str, Value]
-) -> dict[str, Value]:
-    """The `self` attributes after a call: each exit's, joined on the exit's condition."""
-    keys = {k for _, part in exits for k in part}
-    merged: dict[str, Value] = {}
-    for key in keys:
-        alts: list[tuple[Formula, Value]] = []
-        for pc, part in exits:
-            value = part.get(key, before.get(key))
-            alts.append((pc, value if value is not None else UnboundV()))
-        merged[key] = merge_alternatives(alts)
-    return merged
-
-
-def iter_choice(value: Value, pc: Formula) -> Iterator[tuple[Formula, Value]]:
-    """The alternatives of `value` with the path condition under which each holds. A path on
-    which the value was never assigned raises before it gets here: it has no alternative."""
-    if isinstance(value, ChoiceV):
-        for cond, alt in value.alts:
-            yield from iter_choice(alt, conj(pc, cond))
-    elif not isinstance(value, UnboundV):
-        yield pc, value
-
-
-def _length_of(value: Value) -> Term | None:
-    if isinstance(value, LayoutV):
-        return value.entries
-    if isinstance(value, (BufferV, ConstVecV, RuntimeV)):
-        return value.length
-    return None
-
-
-def _length_of_value(value: Value) -> Term | None:
-    alts = list(iter_choice(value, TRUE))
-    if len(alts) == 1 and isinstance(alts[0][1], (LayoutV, BufferV, ConstVecV, RuntimeV)):
-        return _length_of(alts[0][1])
-    return None
-
-
-def _first_dim(size: Value) -> Term | None:
-    if isinstance(size, IntV):
-        return size.term
-    if isinstance(size, TupleV) and size.items and isinstance(size.items[0], IntV):
-        return size.items[0].term
-    return None
 
 
 def _is_tensorish(value: Value) -> bool:
@@ -2238,11 +1743,6 @@ def _op_text(op: cst.BaseCompOp) -> str:
         cst.Is: "is",
         cst.IsNot: "is not",
     }.get(type(op), "?")
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(node: cst.CSTNode) -> str:
