@@ -12,6 +12,7 @@ from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 from idxcheck.parallel.executor import WorkerExecutor
 from idxcheck.profiles.schema import Profile, load_profile
+from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceFile
 from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_tree
@@ -24,20 +25,31 @@ def profile_for(config: Config) -> Profile:
     )
 
 
-def run_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
+def run_tree(
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    rules: tuple[type[Rule], ...] = REGISTRY,
+) -> ScanResult:
     """The pipeline on a loaded tree, handed the store of `config.cache_dir` (if any) and the
     worker pool of `config.jobs`."""
-    return scan_tree(
-        tree, config, profile, DiskStore.for_config(config), WorkerExecutor(config.jobs)
-    )
+    store = DiskStore.for_config(config)
+    return scan_tree(tree, config, profile, store, WorkerExecutor(config.jobs), rules)
 
 
-def scan(paths: Sequence[str], config: Config | None = None) -> ScanResult:
+def scan(
+    paths: Sequence[str],
+    config: Config | None = None,
+    profile: Profile | None = None,
+    rules: tuple[type[Rule], ...] = REGISTRY,
+) -> ScanResult:
+    """The engine's result for `paths`; `profile` and `rules` default to the configuration's
+    profile and the registry (a test may hand its own)."""
     config = config or Config()
     started = time.perf_counter()
-    profile = profile_for(config)
+    profile = profile or profile_for(config)
     tree = load_tree(paths, config, profile)
-    result = run_tree(tree, config, profile)
+    result = run_tree(tree, config, profile, rules)
     seconds = round(time.perf_counter() - started, 3)
     return replace(result, stats=replace(result.stats, seconds=seconds))
 

@@ -24,6 +24,7 @@ from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
+from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceError, SourceFile
 from idxcheck.source.index import ClassIndex, DataclassIndex
 from idxcheck.source.tree import HitLines
@@ -51,9 +52,11 @@ class TreeFacts:
     # What every file's analysis depends on beyond the file itself and the classes it looks
     # up: the tree facts' key and the kernel launchers. None when nothing is cached.
     context_key: str | None = None
+    # The rules checked (a test may add its own).
+    rules: tuple[type[Rule], ...] = REGISTRY
 
     def checker(self, store: VerdictStore | None) -> Checker:
-        checker = Checker(self.profile, self.config, self.modes, self.runtime)
+        checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
         checker.launchers = self.launchers
         checker.disk = store
         return checker

@@ -89,13 +89,18 @@ class Checker:
     """Turns bindings into obligations and decides them, with a cache of verdicts."""
 
     def __init__(
-        self, profile: Profile, config: Config, modes: ModeModel, runtime: RuntimeModel
+        self,
+        profile: Profile,
+        config: Config,
+        modes: ModeModel,
+        runtime: RuntimeModel,
+        rules: Sequence[type[Rule]] = REGISTRY,
     ) -> None:
         self.profile = profile
         self.config = config
         self.modes = modes
         self.runtime = runtime
-        self.rules: list[Rule] = [cls() for cls in REGISTRY if config.rule_enabled(cls.code)]
+        self.rules: list[Rule] = [cls() for cls in rules if config.rule_enabled(cls.code)]
         self._solver: Any = None
         # Verdicts by normalised formulas; checks and reachability queries apart, since a check
         # of (P, True) and the reachability of P have the same formulas.

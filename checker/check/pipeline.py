@@ -26,6 +26,7 @@ from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, ScanResult, Stats
 from idxcheck.model.stable import digest, stable_digest
 from idxcheck.profiles.schema import Profile
+from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceFile
 from idxcheck.source.index import ClassIndex, DataclassIndex
 from idxcheck.source.tree import LoadedTree
@@ -54,18 +55,23 @@ class Executor(Protocol):
 
 
 def scan_tree(
-    tree: LoadedTree, config: Config, profile: Profile, store: Store | None, executor: Executor
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    store: Store | None,
+    executor: Executor,
+    rules: tuple[type[Rule], ...] = REGISTRY,
 ) -> ScanResult:
     """The scan of `tree`: its result from `store` when nothing it depends on changed, else
     the tree facts, each file's analysis (run by `executor`) and their merge."""
     if store is None:
-        return _scan_tree(tree, config, profile, None, executor)
+        return _scan_tree(tree, config, profile, None, executor, rules)
     try:
         key = store.tree_key(tree, config, profile)
         found = store.result(key)
         if found is not None:
             return found
-        result = _scan_tree(tree, config, profile, store, executor)
+        result = _scan_tree(tree, config, profile, store, executor, rules)
         store.put_result(key, result)
         store.prune()
         return result
@@ -172,7 +178,12 @@ def _cached_mode_model(
 
 
 def _scan_tree(
-    tree: LoadedTree, config: Config, profile: Profile, store: Store | None, executor: Executor
+    tree: LoadedTree,
+    config: Config,
+    profile: Profile,
+    store: Store | None,
+    executor: Executor,
+    rules: tuple[type[Rule], ...],
 ) -> ScanResult:
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
@@ -197,6 +208,7 @@ def _scan_tree(
         None
         if store is None or inputs is None
         else store.context_key(inputs, facts_value, launchers),
+        rules,
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]

@@ -1,4 +1,6 @@
-"""Project profiles: the data of `idxcheck.profiles.<name>`, loaded and parsed once."""
+"""Project profiles: the data of `idxcheck.profiles.<name>` (its constants: `constants.CONSTANTS`),
+loaded and parsed once into a typed `Profile`. Adding a project is adding a module to this
+package."""
 
 from __future__ import annotations
 
@@ -172,11 +174,30 @@ class Profile:
         return list(self.display)
 
 
+# Modules of this package that are not profiles.
+NOT_PROFILES = frozenset({"schema", "constants"})
+
+
+def available_profiles() -> tuple[str, ...]:
+    """The profiles of this package: each module but the schema's."""
+    import pkgutil
+
+    import idxcheck.profiles as package
+
+    return tuple(
+        sorted(
+            m.name
+            for m in pkgutil.iter_modules(package.__path__)
+            if m.name not in NOT_PROFILES and not m.name.startswith("_")
+        )
+    )
+
+
 def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
-    try:
-        module = importlib.import_module(f"idxcheck.profiles.{name}")
-    except ModuleNotFoundError:
-        raise ValueError(f"unknown profile {name!r}") from None
+    if name not in available_profiles():
+        known = ", ".join(available_profiles())
+        raise ValueError(f"unknown profile {name!r} (known: {known})")
+    module = importlib.import_module(f"idxcheck.profiles.{name}")
     return profile_from_module(module, overrides or {})
 
 

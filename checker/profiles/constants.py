@@ -1,0 +1,207 @@
+"""The schema of a profile module: every constant a project's profile (`idxcheck.profiles.<name>`)
+may define, whether it must, and what it says. `schema.profile_from_module` reads these into a
+`Profile`; the tests check that a profile defines nothing else and that this table and the
+reader agree, and docs/profiles.md is generated from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    required: bool
+    doc: str
+
+
+def _c(name: str, doc: str, required: bool = False) -> Constant:
+    return Constant(name, required, doc)
+
+
+CONSTANTS: tuple[Constant, ...] = (
+    # The project and its configuration.
+    _c("NAME", "The profile's name, as `--profile` and `[tool.idxcheck] profile` spell it.", True),
+    _c(
+        "CONFIG_SYMBOLS",
+        "Configuration attribute (as read from a configuration object) -> the domain symbol it is.",
+        True,
+    ),
+    _c(
+        "INIT_PARAM_SYMBOLS",
+        "Constructor parameters that carry a configuration value directly -> symbol.",
+        True,
+    ),
+    _c(
+        "CONFIG_OBJECT_ATTRS",
+        "Attributes of runtime objects that are configuration objects (`model_runner.server_args`).",
+        True,
+    ),
+    _c("CONFIG_OBJECT_NAMES", "Parameters or locals by that name are configuration objects.", True),
+    _c("CONFIG_FUNCTIONS", "Functions that return a configuration object.", True),
+    _c(
+        "DISPLAY",
+        "Every domain symbol, in the order a counterexample is minimised and printed -> its short name in reports.",
+        True,
+    ),
+    _c(
+        "CONTEXT_SYMBOLS",
+        "Symbols a counterexample shows only when the failing obligation itself mentions them.",
+        True,
+    ),
+    _c(
+        "DOMAIN",
+        "The configuration domain: (constraint in Python expression syntax over the symbols, why). `implies(a, b)` reads a -> b.",
+        True,
+    ),
+    # Runtime widths.
+    _c(
+        "DEFAULT_WIDTHS",
+        "Mode -> (tokens per request, source): the runtime width when the scanned tree has no runner for the mode.",
+        True,
+    ),
+    _c(
+        "PACKED_MODES",
+        "Mode -> (most tokens a request can have, source): modes that pack requests of varying length.",
+    ),
+    _c("PHASE_WIDTHS", "Phase of a width function -> its width term.", True),
+    _c("PHASE_MODES", "Phase -> the forward mode it is the width of.", True),
+    _c(
+        "WIDTH_FUNCTIONS",
+        "Functions that give the runtime's width: name -> phase (None: from a `phase=` keyword; `arg:NAME`: that argument).",
+        True,
+    ),
+    _c(
+        "TREE_WIDTH_FUNCTIONS",
+        "Width functions interpreted from their definition when the scanned tree has it.",
+        True,
+    ),
+    _c(
+        "RUNTIME_WIDTH_ATTRS",
+        "Attributes of runtime objects that are the per-forward width of the current layout.",
+        True,
+    ),
+    _c(
+        "RUNTIME_FACTS",
+        "Runtime attribute path -> (modes it is true in, why): a branch for its absence does not run there.",
+    ),
+    # Entry points and what the runtime passes.
+    _c(
+        "ENTRY_POINTS",
+        "Backend methods the runtime calls (entry points even when another method calls them).",
+        True,
+    ),
+    _c(
+        "ENTRY_PARAMS",
+        "Entry point parameter -> kind (`forward_batch`, `mode`, `bs`, `max_bs`, `num_tokens`, `max_num_tokens`, `runtime`, `tensor_bs`, `tensor_tokens`, `tensor`).",
+        True,
+    ),
+    _c(
+        "FORWARD_BATCH_ATTRS", "Attribute of the forward batch -> kind (as for ENTRY_PARAMS).", True
+    ),
+    _c("CAPTURE_ENTRIES", "Entry points that build metadata at CUDA-graph capture."),
+    _c("REPLAY_ENTRIES", "Entry points that refill it before each replay."),
+    _c("EAGER_ENTRIES", "Entry points that build it for eager runs."),
+    _c(
+        "CAPTURE_FLAG",
+        "The opaque runtime condition that tells capture from replay in an entry point that does both.",
+    ),
+    # Roles by name.
+    _c(
+        "QO_INDPTR_WORDS",
+        "Word sequences of query index-pointer names (a name is split at underscores).",
+        True,
+    ),
+    _c("GRID_WORDS", "Word sequences of grid-scalar names.", True),
+    _c("ROLE_PREFIXES", "Words a role name may have before its sequence.", True),
+    _c("ROLE_SUFFIXES", "Words a role name may have after its sequence.", True),
+    _c(
+        "PREFILTER",
+        "A file can hold something idxcheck reads only if it contains one of these words.",
+        True,
+    ),
+    # Forward modes.
+    _c(
+        "MODE_ENUM",
+        "The forward-mode enum class of the tree (read when the scanned tree defines it).",
+    ),
+    _c(
+        "MODE_MEMBERS",
+        "The default mode model's members, in order (used when the tree has no mode enum).",
+        True,
+    ),
+    _c(
+        "MODE_MEMBERS_IF_MENTIONED",
+        "Member -> pattern: members of the default model only where the scanned files mention them.",
+    ),
+    _c(
+        "MODE_PREDICATES",
+        "Predicate method -> (members always included, {flag parameter: members included when it is true}).",
+        True,
+    ),
+    _c(
+        "MODE_CONSTRAINTS",
+        "Mode -> ((constraint, words that state it, the mode its runners must also capture in, why), ...): constraints that hold where the tree states them.",
+    ),
+    _c("WORKER_MODES", "Mode -> why: modes only a speculative worker puts a batch in."),
+    _c(
+        "WORKER_EVIDENCE",
+        "Modes whose batches show that the tree's speculative workers are scanned.",
+    ),
+    # Graph runners.
+    _c(
+        "RUNNER_WIDTH_ATTRS",
+        "Attributes of a graph runner that hold the tokens per request it captures.",
+        True,
+    ),
+    _c(
+        "RUNNER_MODE_ATTRS",
+        "Attributes of a graph runner that hold the forward mode it captures in.",
+        True,
+    ),
+    _c(
+        "RUNNER_MODE_KEYWORD",
+        "Pattern of the mode a runner captures in when no runner mode attribute says it (group 1: the member).",
+    ),
+    _c("DRAFT_RUNNER", "Pattern of the class names of runners that run in a draft worker.", True),
+    _c("COMPARE_DRAFT_DECODE", "Whether draft-decode runners are compared with backends."),
+    _c("DRAFT_DECODE_MODE", "The mode whose draft and target runners serve different batches."),
+    _c(
+        "DRAFT_DECODE_SELECTOR",
+        "(key, text) of the opaque runtime condition that holds for the target's batches in that mode.",
+    ),
+    _c("RUNNER_SYMBOLS", "Runtime attributes a runner adds to its width -> domain symbol."),
+    _c("RUNNER_PARAM_BOUNDS", "Runner constructor parameter -> (the symbol it stays below, why)."),
+    # Kernels.
+    _c("KERNEL_GRIDS", "Grid-scalar name -> (launcher, its parameter that sizes the grid)."),
+    _c(
+        "KERNEL_BLOCK_M",
+        "Launcher -> ((arch, smallest head dim, largest head dim, BLOCK_M), ...): its block-size table.",
+    ),
+    _c("HEAD_DIMS", "Head dimensions of the models the kernels serve."),
+    # How the tree states its own facts.
+    _c("TREE_FACT_WORDS", "Word groups: a file holding every word of one is read for tree facts."),
+    _c("BATCH_MODE_WORDS", "Words of a file that may put a batch in a mode."),
+    _c("BATCH_MODE_ASSIGNED", "Pattern of an assignment of a batch's mode."),
+    _c("BATCH_MODE_KEYWORD", "Pattern of a batch built in a mode (group 1: the member)."),
+    _c(
+        "BATCH_MODE_MEMBER", "Pattern of a member named in an assigned value (group 1: the member)."
+    ),
+    _c("REGISTRY_DECORATOR", "The decorator that registers an attention backend by name."),
+    _c("BACKEND_SELECTOR", "The configuration attribute that selects an attention backend."),
+    _c("CHECK_WORDS", "Words a file holding an argument check has."),
+    _c("CHECK_CONFIG_NAMES", "Names configuration objects have inside an argument check."),
+    _c(
+        "FORCED_ASSIGNMENT", "(pattern, citation) of an assignment that forces a domain constraint."
+    ),
+)
+
+BY_NAME = {c.name: c for c in CONSTANTS}
+
+
+def markdown() -> str:
+    """docs/profiles.md's table of constants."""
+    rows = ["| constant | required | what it says |", "|---|---|---|"]
+    for c in CONSTANTS:
+        rows.append(f"| `{c.name}` | {'yes' if c.required else ''} | {c.doc} |")
+    return "\n".join(rows) + "\n"
