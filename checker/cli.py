@@ -407,9 +407,9 @@ def scan(
     )
     try:
         with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
-            found = api.scanned(scan_paths, config, progress=progress)
+            unfiltered = api.scanned(scan_paths, config, progress=progress)
         with progress_bar("confirming", 1) as progress:
-            outcome = apply_policy(found, config, options, progress)
+            outcome = apply_policy(unfiltered, config, options, progress)
     except tuple(usage_errors) as exc:
         raise click.UsageError(str(exc)) from None
     result = outcome.result

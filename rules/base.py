@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import Value
-from idxcheck.model.kinds import Role, Severity
+from idxcheck.model.kinds import Phase, Role, Severity
 from idxcheck.profiles.schema import Profile
 from idxcheck.sym.terms import TRUE, Formula, Term
 
@@ -84,7 +84,7 @@ class Rule:
         raise NotImplementedError
 
     def compare(
-        self, other: Value, value: Value, width: Term, other_phase: str, *, packed: bool = False
+        self, other: Value, value: Value, width: Term, other_phase: Phase, *, packed: bool = False
     ) -> Claim | NoClaim:
         """For a pairwise rule: what must hold between `other` (bound in `other_phase`) and
         `value`, the same target bound later, when the runtime lays out `width` tokens per

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.layouts import Pairing
 from idxcheck.interp.values import LayoutV, RuntimeV, Value
-from idxcheck.model.kinds import Role
+from idxcheck.model.kinds import Phase, Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import FALSE, Const, Term, cmp, substitute_width
@@ -114,7 +114,7 @@ class Backend:
         return template.format(what=what, site=site, width=width, mode=mode, name=name)
 
     def compare(
-        self, other: Value, value: Value, width: Term, other_phase: str, *, packed: bool = False
+        self, other: Value, value: Value, width: Term, other_phase: Phase, *, packed: bool = False
     ) -> Claim | NoClaim:
         """`value` (replay, or eager) against `other` (capture) in one mode."""
         if isinstance(value, LayoutV) and isinstance(other, LayoutV):
@@ -127,9 +127,17 @@ class Backend:
                 ),
                 what=f"with stride `{render_term(other.stride)}` at {other_phase} (`{other.text}`)",
             )
-        if isinstance(value, LayoutV) and isinstance(other, RuntimeV) and other_phase == "capture":
+        if (
+            isinstance(value, LayoutV)
+            and isinstance(other, RuntimeV)
+            and other_phase == Phase.CAPTURE
+        ):
             return Claim(subject=value.stride, holds=FALSE, what="from runtime lengths at capture")
-        if isinstance(value, RuntimeV) and isinstance(other, LayoutV) and other_phase == "capture":
+        if (
+            isinstance(value, RuntimeV)
+            and isinstance(other, LayoutV)
+            and other_phase == Phase.CAPTURE
+        ):
             if packed:
                 # The capture runs with every request full (a uniform layout); a replay packs
                 # the requests' own lengths, which the runtime lengths describe.

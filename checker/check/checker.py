@@ -19,7 +19,7 @@ from idxcheck.interp.layouts import Pairing, buffer_segments_per_request, segmen
 from idxcheck.interp.state import RUNTIME_ATOM, Binding
 from idxcheck.interp.values import BufferV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.model.config import Config
-from idxcheck.model.kinds import BindingKind, Role
+from idxcheck.model.kinds import BindingKind, Phase, Role
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, NoClaim, Rule
@@ -263,7 +263,7 @@ class Checker:
                 if binding.role in rule.roles and binding.kind != BindingKind.ARGUMENT:
                     by_name.setdefault(binding.name, []).append(binding)
             for group in by_name.values():
-                phased: dict[str, dict[str, list[tuple[Binding, Formula, Value]]]] = {}
+                phased: dict[str, dict[Phase, list[tuple[Binding, Formula, Value]]]] = {}
                 for binding in group:
                     for pc, value in iter_choice(binding.value, binding.pc):
                         for mode, pc_mode in self._per_mode(pc) or []:
@@ -275,12 +275,12 @@ class Checker:
                 for mode, phases in phased.items():
                     runners = self.runtime.for_mode(mode) or (ANY_RUNNER,)
                     runner = runners[0]
-                    for later in ("replay", "eager"):
-                        for capture, pc_c, value_c in phases.get("capture", []):
+                    for later in (Phase.REPLAY, Phase.EAGER):
+                        for capture, pc_c, value_c in phases.get(Phase.CAPTURE, []):
                             for binding, pc_b, value_b in phases.get(later, []):
                                 if binding is capture:
                                     continue
-                                if later == "eager" and not (
+                                if later == Phase.EAGER and not (
                                     isinstance(value_b, LayoutV) and isinstance(value_c, LayoutV)
                                 ):
                                     continue
@@ -288,7 +288,7 @@ class Checker:
                                     specialise_value(value_c, mode),
                                     specialise_value(value_b, mode),
                                     runner.term,
-                                    "capture",
+                                    Phase.CAPTURE,
                                     packed=mode in self.profile.packed_modes,
                                 )
                                 if isinstance(claim, NoClaim):
@@ -340,20 +340,20 @@ class Checker:
             and any(text == attr or text.endswith("." + attr) for attr in attrs)
         ]
 
-    def _phase(self, binding: Binding, pc: Formula) -> str | None:
+    def _phase(self, binding: Binding, pc: Formula) -> Phase | None:
         entry = binding.chain[0].rsplit(".", 1)[-1] if binding.chain else ""
         if entry in self.profile.capture_entries:
-            return "capture"
+            return Phase.CAPTURE
         if entry in self.profile.replay_entries:
-            return "replay"
+            return Phase.REPLAY
         if entry in self.profile.eager_entries:
-            return "eager"
+            return Phase.EAGER
         flag = self.profile.capture_flag
         for part in conjuncts(pc):
             if isinstance(part, Atom) and part.key == flag:
-                return "capture"
+                return Phase.CAPTURE
             if isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag:
-                return "replay"
+                return Phase.REPLAY
         return None
 
     def _without_flag(self, pc: Formula) -> Formula:

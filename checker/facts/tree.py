@@ -65,7 +65,7 @@ def _may_check(source: SourceFile, profile: Profile) -> bool:
     """Whether the file can hold an argument check (`read_constraints`)."""
     return reading(
         source,
-        "raises-speculative",
+        "may-check",
         lambda: profile.idioms.may_check(source.text),
     )
 
