@@ -18,16 +18,13 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from idxcheck.incremental.cache import read_blob, tool_versions, write_blob
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError
+from idxcheck.model.outcome import Scanned
 from idxcheck.model.stable import digest
 from idxcheck.source.discover import Candidate
-
-if TYPE_CHECKING:
-    from idxcheck.model.outcome import Scanned
 
 SETTLE_SECONDS = 2.0
 # Files remembered as rejected by the prefilter, over every tree scanned with this cache.
@@ -103,8 +100,6 @@ def load(config: Config, key: str) -> Scanned | None:
         outcome = pickle.loads(stored)
     except Exception:
         return None  # written by another layout of these classes: scan again
-    from idxcheck.model.outcome import Scanned
-
     return outcome if isinstance(outcome, Scanned) else None
 
 

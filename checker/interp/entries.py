@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym import poly
+from idxcheck.sym.cases import lift_term
 from idxcheck.sym.terms import (
     FALSE,
     BinOp,
@@ -35,8 +36,6 @@ def entries_of(start: Term, end: Term, step: Term) -> Term | None:
     direct = _entries_of(start, end, step)
     if direct is not None:
         return direct
-    from idxcheck.sym.cases import lift_term
-
     step_cases = lift_term(step, 16)
     end_cases = lift_term(end, 16)
     if step_cases is None or end_cases is None or (len(step_cases) == 1 and len(end_cases) == 1):

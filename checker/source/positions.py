@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from idxcheck.model.spans import Span
+from idxcheck.source.cstwalk import descendants
 from idxcheck.source.lazy_import import lazy_module
 
 if TYPE_CHECKING:
@@ -191,8 +192,6 @@ def _anchor(
     place: Place,
     shift: int = 0,
 ) -> bool:
-    from idxcheck.source.cstwalk import descendants
-
     base, column = place
     relative = placed.col_offset - column  # the statement's indentation within its function
     if relative <= 0:
