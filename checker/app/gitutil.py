@@ -8,7 +8,8 @@ import os
 from typing import TYPE_CHECKING
 
 # subprocess, tarfile and tempfile are loaded on use: a pre-commit run with a project file
-# loads this module (for `GitError`) and runs no git at all; the three cost it 10 ms.
+# loads this module (for `GitError`) and runs no git at all, so it skips their import
+# (bench/RESULTS.md, "What each change did", and "Measurements that stood in code comments").
 if TYPE_CHECKING:
     import subprocess
 
@@ -90,9 +91,9 @@ def export_linked(top: str, commit: str, rels: list[str], target: str) -> None:
     file, which holds the same text. The changed files (and files deleted since) come from
     `git archive`; the repository's own symbolic links are made again as they are at
     `commit`, so that they lead to the ref's files; and only the files a scan reads are
-    exported. On SGLang 0.5.23 (one file changed), writing the tree's 5,771 files took
-    1.0-3.1 s on a machine where linking its 4,719 Python files took 0.4-0.8 s. Written whole
-    where links cannot be made (some Windows accounts)."""
+    exported: linking is faster than writing the tree's files (bench/RESULTS.md,
+    "Measurements that stood in code comments"). Written whole where links cannot be made
+    (some Windows accounts)."""
     specs = [r for r in rels if r not in ("", ".")] or ["."]
     listed = _git(["ls-tree", "-r", "-z", "--full-name", commit, "--", *specs], top)
     if listed.returncode != 0:

@@ -164,8 +164,8 @@ def _read_and_scan(
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the
-# later half is read by another process: on SGLang 0.5.23's 4,719 files the parent's reading
-# took 0.70 s alone and 0.37 s with the fork and the pickling of the files that pass.
+# later half is read by another process; for fewer, the process's start costs more than the
+# half it reads (bench/RESULTS.md, "What each change did").
 BACKGROUND_READ_FILES = 1_000
 
 

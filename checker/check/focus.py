@@ -34,7 +34,8 @@ def focus_files(tree: LoadedTree, focus: Sequence[str], profile: Profile) -> fro
     used = set(DataclassIndex(changed).names()) | set(find_launchers(changed, profile))
     for name in used:
         pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
-        # The substring test first: the regex alone costs half a second on a real tree.
+        # The substring test first: the regex alone is slow over a whole tree
+        # (bench/RESULTS.md, "What each change did").
         chosen.update(s.path for s in tree.files if name in s.text and pattern.search(s.text))
     names = {b.name for s in changed for b in s.blocks if b.kind == "class"}
     headers: list[tuple[str, str, set[str]]] = []  # (file, class, names in its base list)

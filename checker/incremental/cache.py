@@ -27,12 +27,11 @@ from idxcheck.model.stable import digest
 MAX_VERDICTS = 200_000
 MAX_RESULTS = 64
 MAX_BLOBS = 16
-# A file's analysis is a few to tens of kilobytes (18 KB for the largest backend of SGLang
-# 0.5.23): 5,000 of them, about 30 whole-tree scans' worth, stay within about 50 MB.
+# A file's analysis pickles to kilobytes: this many hold many whole-tree scans' worth in tens
+# of megabytes (bench/RESULTS.md, "Measurements that stood in code comments").
 MAX_PARTS = 5_000
-# A class's syntax trees pickled are about 13 times its text (175 KB on average for the 127
-# classes of SGLang 0.5.13 that a scan parses, 22 MB in all): the trees of the classes of a
-# whole release take about 70 MB. They are kept by the bytes stored, so that both the whole
+# A class's syntax trees pickled are many times its text (bench/RESULTS.md, "Measurements that
+# stood in code comments"). They are kept by the bytes stored, so that both the whole
 # classes' trees and their chunks' (`idxcheck.source.chunks`) fit for a whole release; the
 # count bounds the marks of texts parsed once, which are empty.
 MAX_PARSE_BYTES = 160_000_000
@@ -82,7 +81,8 @@ def tool_versions(solver: str) -> str:
 def solver_version() -> str:
     """The installed z3's version, read from the name of its distribution's metadata folder
     next to the package (z3 is not imported; `importlib.metadata` would search every path
-    entry, a twentieth of a pre-commit run), else from `importlib.metadata`."""
+    entry, a noticeable share of a pre-commit run: bench/RESULTS.md, "Measurements that stood
+    in code comments"), else from `importlib.metadata`."""
     try:
         import importlib.util
 
@@ -140,7 +140,8 @@ class Cache:
             conn.execute("CREATE INDEX IF NOT EXISTS trees_used ON trees (used, size)")
             # `prune` finds the least recently used entries by these: without them SQLite reads
             # every row of the table for its `used`, past the value stored before it (whole
-            # results of a release are megabytes each: 16 ms a scan once the table is full).
+            # results of a release are megabytes each; bench/RESULTS.md, "What each change did",
+            # and "Measurements that stood in code comments").
             for table in ("verdicts", "results", "blobs", "parts"):
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
             self._conn = conn
@@ -232,8 +233,8 @@ class Cache:
 
     def _get(self, table: str, key: str) -> Any:
         """A stored value, marked as used for the size bound. The mark is rewritten at most
-        once an hour: SQLite rewrites the whole row, and rewriting a stored outcome of a
-        megabyte on every warm scan fills the write-ahead log until a checkpoint stalls one."""
+        once an hour: SQLite rewrites the whole row, and rewriting a large stored outcome on
+        every warm scan fills the write-ahead log until a checkpoint stalls one."""
         try:
             conn = self._connect()
             row = conn.execute(f"SELECT value, used FROM {table} WHERE key = ?", (key,)).fetchone()

@@ -1,9 +1,9 @@
 """What reading a candidate file finds in its bytes, kept by their digest from one scan with
 the cache to the next: that the file is read as Python (the prefilter's and the tree facts'
 words), its top-level blocks and where they lie, and whether it holds the suppression marker
-(`engine.load_file`). A pre-commit run reads every candidate file of the tree again; for the
-211 of SGLang 0.5.23, testing the words, locating the blocks and looking for the marker took
-68 ms of its serial part, their digests 7 ms."""
+(`engine.load_file`). A pre-commit run reads every candidate file of the tree again; digesting
+them is cheaper than testing the words, locating the blocks and looking for the marker again
+(bench/RESULTS.md, "What each change did")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Syntax trees of class texts kept in the cache from one scan to the next.
 
-libcst parses a class in about 2.6 times the time that unpickling its tree takes (the
-attention backends of SGLang 0.5.23: 1.96 s against 0.74 s for 107 classes). A scan after an
-edit parses again the classes around the edited one (its base classes, the subclasses in other
-files), whose text did not change. A text's trees are stored the second time a scan parses it
+Unpickling a class's libcst tree is quicker than parsing its text (bench/RESULTS.md, "What
+each change did"). A scan after an edit parses again the classes around the edited one (its base
+classes, the subclasses in other files), whose text did not change. A text's trees are stored the second time a scan parses it
 (the first leaves a mark): pickling costs about as much as parsing, and most texts a cold scan
 parses are never parsed again. Keyed by the digest of the text, idxcheck's code and libcst's
 version; a tree that does not unpickle is parsed again.
@@ -114,10 +113,10 @@ _NEWOBJ: Callable[..., Any] = copyreg.__newobj__  # type: ignore[attr-defined]
 
 
 def _dumps(value: object) -> bytes:
-    """`pickle.dumps(value, pickle.HIGHEST_PROTOCOL)`, the same bytes, twice as fast for
-    libcst's trees: a node pickles by its `__getstate__`, which asks `dataclasses.fields` for
-    the class's fields each time (a 196 KB backend class's tree: 0.16 s, against 0.09 s with
-    the names kept per class)."""
+    """`pickle.dumps(value, pickle.HIGHEST_PROTOCOL)`, the same bytes, faster for libcst's
+    trees: a node pickles by its `__getstate__`, which asks `dataclasses.fields` for the
+    class's fields each time, where this keeps the names per class (bench/RESULTS.md, "What
+    each change did")."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = _node_reducers()

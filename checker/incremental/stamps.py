@@ -40,8 +40,8 @@ def stamp_key(candidates: Sequence[Candidate], errors: Sequence[FileError], conf
 
 def solver_stamp() -> str:
     """The installed z3 by the stamp of its package file: reading its version from the
-    distribution's metadata costs a warm scan a fifth of its time, and any reinstall rewrites
-    the file."""
+    distribution's metadata is a large share of a warm scan (bench/RESULTS.md, "Measurements
+    that stood in code comments"), and any reinstall rewrites the file."""
     import importlib.util
     import os
 
@@ -104,7 +104,7 @@ def load(config: Config, key: str) -> Scanned | None:
 
 
 def store(config: Config, key: str, outcome: Scanned) -> None:
-    """Pickled: a warm scan decodes the outcome of a whole release (3,566 verdicts of sites)
-    in half the time JSON takes, and the cache is the user's own folder."""
+    """Pickled: a warm scan decodes the outcome of a whole tree faster than from JSON
+    (bench/RESULTS.md, "What each change did"), and the cache is the user's own folder."""
     assert config.cache_dir is not None
     write_blob(config.cache_dir, key, pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))

@@ -122,7 +122,8 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
             attrs.pop(attr, None)
     # The methods that only write in place are run for the names they refill, which matter
     # only for the preallocations' names: none left to learn (most classes preallocate
-    # nothing), none of these runs (a sixth of the interpretation of SGLang 0.5.23).
+    # nothing), none of these runs (bench/RESULTS.md, "What each change did", and "Measurements
+    # that stood in code comments").
     consulted: set[str] = set()
     for attr, value in preallocated.items():
         _refill_names(attr, value, consulted)

@@ -1676,7 +1676,7 @@ class ClassInterpreter:
 
 # A string literal's value by its source text: `SimpleString.evaluated_value` runs
 # `ast.literal_eval` at each read, and a method's literals are read again each time the method
-# is interpreted (980 reads, 0.05 s of cProfile time, on three large backends).
+# is interpreted (bench/RESULTS.md, "What each change did").
 _STRING_VALUES: dict[str, Value] = {}
 _MAX_STRING_VALUES = 100_000
 

@@ -37,51 +37,47 @@ from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
 from idxcheck.sym.node import keep_interned_nodes
 
 # A worker costs a fork and the pickling of its parts: worth it past this many characters of
-# candidate source, counting the base classes in other files that a file's classes inherit
-# (a pre-commit run on one large backend and its subclass elsewhere, 91 KB of files but
-# 255 KB with what they inherit: 1.45 s in one process, 1.17 s in two; the bundled demo,
-# ten small files: 0.97 s in one, 1.07 s in two).
+# candidate source, counting the base classes in other files that a file's classes inherit: a
+# large backend and its subclass elsewhere gain from two processes, the bundled demo's small
+# files lose (bench/RESULTS.md, "Measurements that stood in code comments").
 MIN_PARALLEL_BYTES = 200_000
 MAX_AUTO_JOBS = 4
 # A worker analyses one task and is replaced by a fresh fork of the parent: Python keeps the
 # high-water mark of a process's heap, so a long-lived worker would hold the memory of the
-# largest file it met (two such workers put a scan of SGLang 0.5.23 at 490 MB, fresh ones at
-# 330 MB, in the same time). Verdicts live on in the disk cache, not in a worker.
+# largest file it met; fresh ones take less memory in the same time (bench/RESULTS.md, "What
+# each change did"). Verdicts live on in the disk cache, not in a worker.
 TASKS_PER_WORKER = 1
 # A task is one file, or several whose weight (`_weight`: the characters of code their analysis
-# parses and interprets) stays within a limit: a fork per file cost a cold scan of SGLang 0.5.23
-# (211 files to analyse, 156 of them under 0.1 s each) 23.3 s against 19.5 s in tasks of up to
-# 400 KB of file text. The limit is TASK_BYTES, or each job's even share of the weight left to
-# cut where that is less, but not under TASK_MIN_BYTES: the last tasks are smaller, so that the
-# workers finish together (a half or a third of that share made the scan 2-5% slower). On
-# SGLang 0.5.23 this makes 13 tasks where 400 KB of file text made 24, and the scan took 6.88 s
-# against 7.47 s (medians of 3 alternating runs; 0.5.12 and 0.5.13 within 1%), at a peak of
-# 229 MB for the largest process against 213 MB. Larger tasks cost more than their forks save
-# (a worker's heap grows with what it analyses): 1.5 MB took 7.1-7.3 s, 2.5 MB 7.2 s (281 MB).
+# parses and interprets) stays within a limit: most files analyse quickly, and a fork per file
+# costs more than it saves. The limit is TASK_BYTES, or each job's even share of the weight left
+# to cut where that is less, but not under TASK_MIN_BYTES: the last tasks are smaller, so that
+# the workers finish together (smaller fractions of that share were slower). Larger tasks cost
+# more than their forks save (a worker's heap grows with what it analyses). The limits and
+# shares compared: bench/RESULTS.md, "What each change did", and "Measurements that stood in
+# code comments".
 TASK_BYTES = 1_000_000
 TASK_MIN_BYTES = 100_000
 # A worker allocates millions of short-lived objects for one file and then exits: the cyclic
 # collector's passes over them (and, unless the parent froze them, over every object the
-# parent had at the fork, which touches and copies their pages) cost 7 of 51 CPU seconds on
-# SGLang 0.5.23. It runs rarely in a worker; what a file's analysis leaves in cycles goes
-# with the worker (peak RSS of a worker the same, 165 MB).
+# parent had at the fork, which touches and copies their pages) cost CPU time and save no
+# memory (bench/RESULTS.md, "What each change did", and "Measurements that stood in code
+# comments"). It runs rarely in a worker; what a file's analysis leaves in cycles goes with
+# the worker.
 WORKER_GC_THRESHOLD = (500_000, 1_000, 1_000)
 
 T = TypeVar("T")
 
 # A class that this many of the tasks forked after the first workers would each parse is
 # parsed once in the parent while the first workers run: the parse takes the parent a share of
-# a core the workers use, where it would have cost that many parses spread over them. At two
-# (three before the tasks were weighed, when a task was a file or two and two tasks shared
-# many classes: the parent parsed for 2.1 s at two, 0.54 s at three), the parent parses for
-# 0.40 s on SGLang 0.5.23 and the cold scans of 0.5.12, 0.5.13 and 0.5.23 took 2% less than
-# at three (medians of 3-4 alternating runs: 3.16 -> 3.08, 3.52 -> 3.46, 6.87 -> 6.78 s); a
-# pre-commit run's three tasks share nothing.
+# a core the workers use, where it would have cost that many parses spread over them. Two, as
+# tasks are weighed and each holds several files (with a file or two a task, two tasks shared
+# so many classes that three did better); a pre-commit run's three tasks share nothing
+# (bench/RESULTS.md, "What each change did", and "Measurements that stood in code comments").
 SHARED_PARSE_TASKS = 2
-# z3 is loaded before the workers are forked past this many tasks a job. Loading it costs
-# 26 ms: before the forks it delays every worker, in a worker only that one. A pre-commit run
-# after an edit of a backend that others inherit from has three tasks at two jobs, whose
-# obligations are all in the verdict cache; a cold scan of a release has about sixty.
+# z3 is loaded before the workers are forked past this many tasks a job: before the forks its
+# import delays every worker, in a worker only that one (bench/RESULTS.md, "What each change
+# did"). A pre-commit run after an edit of a backend that others inherit from has three tasks
+# at two jobs, whose obligations are all in the verdict cache; a cold scan has many more.
 SOLVER_FIRST_TASKS = 2
 
 # Set in the parent just before the fork: the workers read them from their copy of memory.
@@ -101,7 +97,8 @@ def jobs_for(
     is given) are too small to share, or fork is missing."""
     if not sources:
         return 1  # every part from the cache
-    # Loaded here: a run whose parts all come from the cache forks nothing (5 ms of imports).
+    # Loaded here: a run whose parts all come from the cache forks nothing, and skips the import
+    # (bench/RESULTS.md, "What each change did").
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -379,13 +376,12 @@ class _Helper:
     """A process forked as a scan with the cache starts, that loads libcst while this one
     reads the tree and its facts (from the cache, without libcst). The files to analyse are
     then handed to it, pickled with the tree facts, and it analyses them as this process would
-    have (`_analyse`, forking its workers from itself). Loading libcst takes 0.1 s; handing
-    the files over 0.01 s: they are pickled without their texts (`source.texts_left_out`),
-    which the helper reads again from the files it uses (0.27 MB on SGLang 0.5.23 where the
-    texts made it 8.8 MB and 0.045 s). If a file changed since this process read it, the
-    helper gives up and this process analyses the texts it read. A pre-commit run after a
-    method edit of a backend went from 0.60 to 0.56 s with the helper. A scan that loaded
-    libcst itself (it read a runner's widths) analyses here, as before."""
+    have (`_analyse`, forking its workers from itself), so libcst's import is off the scan's
+    path. The files are pickled without their texts (`source.texts_left_out`), which the
+    helper reads again from the files it uses, so handing them over is cheap. If a file
+    changed since this process read it, the helper gives up and this process analyses the
+    texts it read. A scan that loaded libcst itself (it read a runner's widths) analyses here.
+    What the helper saves: bench/RESULTS.md, "What each change did"."""
 
     def __init__(self, ahead: Sequence[str] = (), directory: str | None = None) -> None:
         to_child, send = os.pipe()
@@ -513,9 +509,10 @@ Wanted = tuple[str, tuple[int, int] | None]
 class _AheadParser:
     """Parses classes in the helper while it waits for the scan's files, and stops as soon as
     a message arrives on `channel`: the classes of the focused files (a method edit makes the
-    edited class one that both its own file's worker and a subclass's worker parse, about
-    0.09 s of each one's 0.2 s on a large backend), then those the scan hints at (`hint`:
-    what the files to analyse and the classes they inherit from parse, most needed first).
+    edited class one that both its own file's worker and a subclass's worker parse, much of
+    each one's work on a large backend: bench/RESULTS.md, "Measurements that stood in code
+    comments"), then those the scan hints at (`hint`: what the files to analyse and the
+    classes they inherit from parse, most needed first).
     Each file is read again here; a class whose text changed since the scan read it is parsed
     anew where it is used (`source.parse_ahead` keys a parse by its text)."""
 
@@ -610,7 +607,7 @@ _MEANWHILE: list[Callable[[], None]] = []
 def meanwhile(*work: Callable[[], None]) -> Iterator[None]:
     """Within, `work` is done while a helper analyses the files handed to it, else as the
     block ends: writes to the cache that the analysis does not wait for (the located blocks
-    and readings of a pre-commit run's files, 9 ms, rewritten as the edited file changed)."""
+    and readings of a pre-commit run's files, rewritten as the edited file changed)."""
     _MEANWHILE.extend(work)
     try:
         yield

@@ -44,9 +44,8 @@ _SEARCH_FLOOR = 0
 # z3's Python layer re-checks the sorts and contexts of every argument of every term it builds
 # when `Z3_DEBUG` is on (its default, `__debug__`). The terms built here come from typed IR
 # nodes, and z3's C API checks sorts itself (a wrong one raises `Z3Exception` either way):
-# the Python checks only cost, about two fifths of building a term (3.8 against 6.4 ms for
-# 50 conjunctions of comparisons, best of 2), and building terms is half of the time spent
-# deciding obligations.
+# the Python checks only cost time, a large share of building a term, itself a large share of
+# deciding obligations (bench/RESULTS.md, "Measurements that stood in code comments").
 z3.z3.Z3_DEBUG = False
 
 
@@ -245,9 +244,10 @@ class Solver:
         # proof: each is asked of z3 once.
         self._reachable: dict[tuple[object, ...], z3.CheckSatResult] = {}
         # Domain constraints that multiply or divide symbols (`topk * topk`) put every query
-        # that includes them in z3's nonlinear arithmetic, where finding a model takes a
-        # hundred times longer than in linear arithmetic. Each query is asked first without
-        # them: `_relaxed` says why the answer is then the same.
+        # that includes them in z3's nonlinear arithmetic, where finding a model takes far
+        # longer than in linear arithmetic (bench/RESULTS.md, "What each change did", and
+        # "Measurements that stood in code comments"). Each query is asked first without them:
+        # `_relaxed` says why the answer is then the same.
         self._nonlinear = {id(c) for c in self.domain if not _linear_formula(c)}
         # Each node of the formulas a question is made of (a domain constraint, a path
         # condition, a violation) translated once per file (`_Translator`): one obligation
@@ -268,7 +268,8 @@ class Solver:
     ) -> z3.Solver:
         # `core`: z3's SMT core alone. The default solver first turns bounded integers into
         # bit-vectors for a SAT solver: on the path conditions of a real backend (a few
-        # bounded symbols, dozens of opaque conditions) the core answers fifty times faster.
+        # bounded symbols, dozens of opaque conditions) the core answers far faster
+        # (bench/RESULTS.md, "What each change did").
         solver = z3.Tactic("smt").solver() if core else z3.Solver()
         solver.set("rlimit", self.rlimit)
         solver.set("random_seed", 0)

@@ -3,7 +3,8 @@ be put together from trees of the chunks kept from earlier scans (`idxcheck.incr
 
 A method edited in a large class leaves the other methods' text as it was: a pre-commit run
 parses the edited method's chunk and takes the others' trees from the cache, where parsing
-the whole class (a 60 KB backend class: 62 ms) was on the critical path of the run.
+the whole class lay on the critical path of the run (bench/RESULTS.md, "What each change
+did").
 
 The tree put together must be the very tree libcst builds from the whole text, so a chunk
 ends where libcst's ownership of the lines in between is plain: libcst gives the blank and

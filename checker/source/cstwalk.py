@@ -18,8 +18,9 @@ _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
 # Fields that hold formatting alone: whitespace, comments, blank lines, brackets, commas, dots
-# and equal signs. Two nodes in three of a method's tree are formatting (33,000 of 80,000 in
-# `aiter_backend.py` are whitespace alone), and no caller of `descendants` looks for one.
+# and equal signs. Most nodes of a method's tree are formatting (bench/RESULTS.md, "What each
+# change did", and "Measurements that stood in code comments"), and no caller of `descendants`
+# looks for one.
 _FORMATTING_FIELDS = frozenset(
     {
         "lpar",
@@ -51,7 +52,7 @@ def _child_fields(node: cst.CSTNode) -> tuple[str, ...]:
 def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """`root` and every node under it but formatting (`_FORMATTING_FIELDS`), in source order
     (pre-order), by reading the nodes' fields: a libcst visitor rebuilds each node it passes
-    and costs ten times more."""
+    and costs far more (bench/RESULTS.md, "Measurements that stood in code comments")."""
     stack: list[cst.CSTNode] = [root]
     kinds = _KINDS
     while stack:
@@ -88,7 +89,8 @@ _KINDS: dict[type, str] = {}
 def _kind(cls: type) -> str:
     """Whether a field's value is a node, a list or tuple (of nodes, perhaps), or neither,
     remembered per type: `isinstance` against libcst's abstract `CSTNode` goes through
-    `ABCMeta.__instancecheck__` (1.4% of a cold scan's samples, all from `descendants`)."""
+    `ABCMeta.__instancecheck__`, which showed in a cold scan's profile under `descendants`
+    (bench/RESULTS.md, "What each change did")."""
     found = _KINDS.get(cls)
     if found is None:
         if issubclass(cls, cst.CSTNode):

@@ -38,7 +38,8 @@ SKIP_DIRS = frozenset(
 
 class Candidate(NamedTuple):
     """A file to scan. A named tuple rather than a dataclass: a walk makes thousands, and a
-    frozen dataclass's constructor costs a warm scan several milliseconds more."""
+    frozen dataclass's constructor is slower, which a warm scan notices (bench/RESULTS.md,
+    "Measurements that stood in code comments")."""
 
     path: str  # as given or found, for reading
     display: str  # as reported
@@ -113,7 +114,8 @@ def _walk(
 ) -> Iterator[Candidate | DiscoveryError]:
     """Depth first, each folder's files by name before its subfolders by name (the order of a
     top-down `os.walk`), with one `scandir` per folder and one `stat` per file and folder:
-    half the time of `os.walk` plus a `stat` per file, which a warm scan notices."""
+    faster than `os.walk` plus a `stat` per file, which a warm scan notices (bench/RESULTS.md,
+    "What each change did")."""
     visited_dirs: set[tuple[int, int]] = set()
     info = _stat(root)
     stack: list[tuple[str, os.stat_result | None, str]] = [(root, info, shown_root)]

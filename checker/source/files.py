@@ -1,11 +1,12 @@
 """Reading a file and locating the code that can hold a site, cheaply.
 
-Building a libcst tree costs about ten times `ast.parse`, and libcst positions ten times more
-again, so a file is first split into its top-level `class`/`def` blocks with a line scan; only
-the blocks a scan needs are parsed with libcst, and positions are computed for the nodes that
-end up in a report, from the statements that hold them (`idxcheck.source.positions`). A block
-the line scan got wrong (a column-0 line inside a triple-quoted string) fails to parse on its
-own and the whole module is parsed instead."""
+Building a libcst tree costs many times `ast.parse`, and libcst positions more again
+(bench/RESULTS.md, "Where a cold scan's time goes" and "Measurements that stood in code
+comments"), so a file is first split into its top-level `class`/`def` blocks with a line scan;
+only the blocks a scan needs are parsed with libcst, and positions are computed for the nodes
+that end up in a report, from the statements that hold them (`idxcheck.source.positions`). A
+block the line scan got wrong (a column-0 line inside a triple-quoted string) fails to parse on
+its own and the whole module is parsed instead."""
 
 from __future__ import annotations
 
@@ -68,8 +69,9 @@ def _syntax_error(exc: SyntaxError) -> str:
 
 # libcst's native parser has no depth guard: nesting it cannot handle (2,000 brackets, 3,500
 # lambdas, 8,000 `and` operands) kills the process with SIGSEGV instead of raising. CPython's
-# parser refuses such code with an error, at about a tenth of libcst's cost, so every text goes
-# through `ast.parse` first; its other syntax errors word the message when libcst fails too.
+# parser refuses such code with an error, far more cheaply than libcst parses (bench/RESULTS.md,
+# "Where a cold scan's time goes"), so every text goes through `ast.parse` first; its other
+# syntax errors word the message when libcst fails too.
 _TOO_DEEP = ("too many nested", "too complex", "too many levels of indentation")
 _MAX_BOOL_OPERANDS = 2_000  # CPython keeps `a and b and ...` flat; libcst nests it
 
@@ -108,9 +110,9 @@ def parse_module(text: str) -> cst.Module:
 
     Every libcst node checks its fields in `__post_init__` (its whitespace by regular
     expression, its parentheses, ...): a check for trees built by hand, which the parser's
-    own trees pass by construction. It cost a sixth of parsing (0.38 against 0.32 s for a
-    220 KB backend, best of 5), and parsing is a third of a cold scan. Trees built by hand
-    here (positions) are still validated: the check is off during the parse only."""
+    own trees pass by construction, and a share of parsing worth saving (bench/RESULTS.md,
+    "What each change did"). Trees built by hand here (positions) are still validated: the
+    check is off during the parse only."""
     base = cst.CSTNode
     validate = base.__post_init__
     base.__post_init__ = _trusted  # type: ignore[method-assign,assignment]
@@ -123,9 +125,9 @@ def parse_module(text: str) -> cst.Module:
 def _dotted_code(node: cst.CSTNode) -> str | None:
     """The code libcst generates for a name or a dotted name written without brackets or
     blanks (`torch.zeros`, `self.kv_indptr`), read from the names themselves; None for any
-    other node. Most code asked for is a callee's (`call to torch.zeros is not modelled`):
-    on `srt/hardware_backend` and `srt/speculative` (`-j 1`, a 3.8 s run), quoting took
-    0.12 s through libcst's code generation, 0.09 s with this."""
+    other node. Most code asked for is a callee's (`call to torch.zeros is not modelled`),
+    and reading the names is quicker than libcst's code generation (bench/RESULTS.md, "What
+    each change did")."""
     parts: list[str] = []
     while True:
         if type(node) is cst.Name:
@@ -198,7 +200,8 @@ def locate_blocks_in_text(text: str) -> tuple[list[Block], dict[Block, Offsets]]
     """`locate_blocks` on the text itself, without splitting it into lines, with where each
     block lies in the text; None for a text with line breaks other than "\n", which
     `locate_blocks` handles. Most files of a scan are only looked at for their blocks and
-    headers, and splitting them cost a pre-commit run a tenth of its time."""
+    headers, and splitting them was a noticeable share of a pre-commit run (bench/RESULTS.md,
+    "What each change did", and "Measurements that stood in code comments")."""
     if any(mark in text for mark in _OTHER_BREAKS):
         return None
     offsets = [m.start() + 1 for m in _STATEMENT_AFTER_BREAK.finditer(text)]
@@ -495,10 +498,10 @@ R = TypeVar("R")
 def reading(source: SourceFile, name: str, compute: Callable[[], R]) -> R:
     """`compute()`, once per text: a function of the file's text and blocks alone, and of
     idxcheck's code and profile, which key the kept readings (`idxcheck.incremental.located`); `name`
-    names the function and any argument it takes. The tree-wide tests a pre-commit run makes
-    on each of the 211 candidate files of SGLang 0.5.23 (whether it feeds the tree facts,
-    which of its classes are runners, the backends it registers, the mode members it
-    mentions) took 45 ms of its serial part."""
+    names the function and any argument it takes. It spares a pre-commit run the tree-wide
+    tests on each candidate file (whether it feeds the tree facts, which of its classes are
+    runners, the backends it registers, the mode members it mentions) in its serial part
+    (bench/RESULTS.md, "What each change did")."""
     readings = source.readings
     if name in readings:
         return cast(R, readings[name])
@@ -522,8 +525,8 @@ def texts_left_out() -> Iterator[None]:
     """Within, a file pickled leaves out its text where it was read from disk with the cache
     on (`SourceFile.data_digest` known): the process that unpickles it reads the file again,
     if it uses the text at all, and checks the bytes against their digest. A scan hands its
-    helper the whole tree (8.8 MB of the 211 candidate files of SGLang 0.5.23, nearly all of
-    it text), and the helper's analysis after an edit reads three to five of the texts."""
+    helper the whole tree (nearly all of it the candidate files' text), and the helper's
+    analysis after an edit reads three to five of the texts."""
     global _leave_texts_out
     before = _leave_texts_out
     _leave_texts_out = True
@@ -705,7 +708,8 @@ class SourceFile:
 
     def code_text(self) -> str:
         """The file's text without its comments (line breaks kept): what its digest and its hit
-        lines are read from, stripped once (0.45 s for the 211 candidate files of a release)."""
+        lines are read from, stripped once (stripping a tree's candidate files is not cheap:
+        bench/RESULTS.md, "What each change did")."""
         if self._code_text is None:
             self._code_text = strip_comments(self.text)
         return self._code_text

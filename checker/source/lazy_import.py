@@ -1,9 +1,9 @@
 """Modules bound at import time but loaded on first use.
 
-libcst takes a quarter of a second to import. A scan whose files are all answered from the
-cache (`idxcheck.incremental.parts`) parses nothing, so the extractor's modules bind libcst lazily and it
-loads when a file is first parsed. A scan that forks workers loads it first (`load_now`), so
-that each worker does not load it again."""
+libcst is slow to import (bench/RESULTS.md, "What each change did"). A scan whose files are all
+answered from the cache (`idxcheck.incremental.parts`) parses nothing, so the extractor's modules
+bind libcst lazily and it loads when a file is first parsed. A scan that forks workers loads it
+first (`load_now`), so that each worker does not load it again."""
 
 from __future__ import annotations
 

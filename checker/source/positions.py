@@ -2,11 +2,12 @@
 
 libcst places nodes by generating the code of the whole tree it is given: for a long method
 whose report needs the places of a few nodes, that generation costs more than interpreting the
-method. CPython's parser gives every statement its line and column at a tenth of libcst's cost
-of parsing, so each statement of a function is placed by it, and only the statements that hold
-a node whose place is asked for are generated (a compound statement's header alone, without its
-body). Where the two trees do not line up statement for statement, or a node is not in a
-statement placed this way, None tells the caller to place it from the whole function."""
+method. CPython's parser gives every statement its line and column far more cheaply than libcst
+parses (bench/RESULTS.md, "Where a cold scan's time goes"), so each statement of a function is
+placed by it, and only the statements that hold a node whose place is asked for are generated
+(a compound statement's header alone, without its body). Where the two trees do not line up
+statement for statement, or a node is not in a statement placed this way, None tells the caller
+to place it from the whole function."""
 
 from __future__ import annotations
 
@@ -107,9 +108,9 @@ def anchored_span(
 def generated_positions(module: cst.Module) -> dict[cst.CSTNode, object]:
     """The place of each node of `module` as libcst's `PositionProvider` gives it, from the
     provider's own code generation, without `MetadataWrapper`: for a module of one statement
-    the wrapper's set-up costs almost as much again (the 538 statements of
-    `aiter_backend.py`'s methods: 0.76 s through it, 0.44 s without). Through the wrapper
-    where this libcst's provider lacks those parts (tests compare the two)."""
+    the wrapper's set-up costs almost as much again (bench/RESULTS.md, "What each change did",
+    and "Measurements that stood in code comments"). Through the wrapper where this libcst's
+    provider lacks those parts (tests compare the two)."""
     from libcst.metadata import PositionProvider
 
     provider = PositionProvider()
@@ -124,8 +125,9 @@ def generated_positions(module: cst.Module) -> dict[cst.CSTNode, object]:
 def _positions_and_code(module: cst.Module) -> tuple[dict[cst.CSTNode, object], str | None]:
     """`generated_positions` and the code generated to find them (`module.code`: the same
     tokens), which a statement of several lines compares with the file's lines: one
-    generation where `_line_offsets` made a second (0.17 of 0.52 s of cProfile time on three
-    large backends). Without the code where this libcst's provider lacks the parts used."""
+    generation where `_line_offsets` made a second (bench/RESULTS.md, "What each change did",
+    and "Measurements that stood in code comments"). Without the code where this libcst's
+    provider lacks the parts used."""
     from libcst.metadata import PositionProvider
 
     try:

@@ -23,8 +23,9 @@ class Prefilter:
         self.regex = _prefilter_regex(profile)
         self.profile = profile
         self._role_words: dict[str, bool] = {}
-        # Substring tests beat one regex alternation of the same words by 40% on a real tree
-        # (CPython's `in` is a fast search; `re` tries each alternative at each position).
+        # Substring tests are faster than one regex alternation of the same words (CPython's
+        # `in` is a fast search; `re` tries each alternative at each position; bench/RESULTS.md,
+        # "What each change did").
         self.words = tuple(profile.prefilter)
         self.raw = tuple(word.encode() for word in self.words)
         self.gates = _gates(self.raw)
@@ -81,9 +82,8 @@ class Prefilter:
 
 
 # A gate is at least this long: shorter ones (`max_`) occur in most files of a tree, and each
-# file that holds a gate is searched for its words too. On SGLang 0.5.23 (4,719 files, 68 MB),
-# 19 words took 0.46 s to search; gates of 5 or more characters (10 gates) 0.29 s, of 4 (6
-# gates) 0.38 s, of 6 (12 gates) 0.36 s.
+# file that holds a gate is searched for its words too; longer ones group fewer words, so more
+# gates are tested (the lengths compared: bench/RESULTS.md, "What each change did").
 MIN_GATE = 5
 
 
@@ -113,7 +113,8 @@ def _gates(words: Sequence[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-# `in` on lowered bytes: a case-insensitive regex search of the same bytes costs ten times more.
+# `in` on lowered bytes: cheaper than a case-insensitive regex search of the same bytes
+# (bench/RESULTS.md, "Measurements that stood in code comments").
 MARKER_BYTES = SUPPRESSION_MARKER.lower().encode()
 
 
@@ -124,9 +125,8 @@ _KELVIN = "\u212a"
 
 def holds_marker(data: bytes, text: str) -> bool:
     """`SUPPRESSION_MARKER in text.lower()` for `text` decoded from the UTF-8 `data`, from the
-    bytes: lowering them is four times cheaper than lowering the text (0.007 s against
-    0.028 s for the 211 candidate files of a release, which a pre-commit run reads), and it
-    lowers the ASCII letters alike."""
+    bytes: lowering them is cheaper than lowering the text (bench/RESULTS.md, "What each change
+    did"), and it lowers the ASCII letters alike."""
     if MARKER_BYTES in data.lower():
         return True
     return _KELVIN in text and SUPPRESSION_MARKER in text.lower()

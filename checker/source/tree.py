@@ -41,8 +41,9 @@ class HitLines:
     def blocks_that_may_hit(self, source: SourceFile) -> list[Block]:
         """The blocks of `source` that hold hit lines where those are known, else those whose
         text holds a prefilter word, comments included (a superset): what an analysis of the
-        file reads, told without finding its hit lines (0.8 s of one core for the 211 files of
-        SGLang 0.5.23, which the workers share when each finds its own)."""
+        file reads, told without finding its hit lines (finding them is costly for a whole
+        tree in one process, and the workers share it when each finds its own: bench/RESULTS.md,
+        "Measurements that stood in code comments")."""
         lines = self._lines.get(source.path)
         if lines is not None:
             return source.blocks_containing(lines)

@@ -24,9 +24,10 @@ _TABLES: list[list[Any]] = []
 def keep_interned_nodes() -> None:
     """Hold every interned node for the rest of the process, in a plain dict: for a worker
     that analyses one file and exits, where the weak table's bookkeeping (a weak reference
-    with a callback per node, a Python-level lookup) cost 4-5% of a scan, and what it would
-    free is freed when the worker exits (a worker's peak RSS on SGLang 0.5.23 rose by 3-4 MB,
-    to 175-177 MB)."""
+    with a callback per node, a Python-level lookup) costs a share of a scan worth saving, and
+    what it would free is freed when the worker exits: its peak memory barely grows
+    (bench/RESULTS.md, "What each change did", and "Measurements that stood in code
+    comments")."""
     for holder in _TABLES:
         if not isinstance(holder[0], dict):
             holder[0] = dict(holder[0].items())
@@ -36,8 +37,9 @@ def keep_interned_nodes() -> None:
 def node(cls: type[T]) -> type[T]:
     """`@dataclass(frozen=True)`, interned, with identity for equality and hash."""
     # eq=False: the generated `__eq__` (and the `__hash__` that goes with it) would be
-    # replaced below anyway, and generating them costs 0.1 ms per class at import (4-5 ms of
-    # every run that loads the analyser, measured with 15 imports each way).
+    # replaced below anyway, and generating them costs time at import in every run that loads
+    # the analyser (bench/RESULTS.md, "What each change did", and "Measurements that stood in
+    # code comments").
     made: Any = dataclasses.dataclass(frozen=True, eq=False)(cls)
     fields = dataclasses.fields(made)
     names = [f.name for f in fields]
@@ -49,9 +51,9 @@ def node(cls: type[T]) -> type[T]:
 
     # A node found in the table is returned as it is: the dataclass `__init__` (one
     # `object.__setattr__` per field) runs once, on the node made, and the class's own
-    # `__init__` does nothing. Most nodes a scan builds exist already (1.5 million
-    # constructions on SGLang 0.5.23): finding one in a worker's table costs 0.43 us against
-    # 1.16 us with `__init__` run again (a `Sym`), and a cold scan 3% less.
+    # `__init__` does nothing. Most nodes a scan builds exist already, and finding one without
+    # running `__init__` again is much quicker (bench/RESULTS.md, "What each change did", and
+    # "Measurements that stood in code comments").
     def __new__(klass: type[Any], *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != count:
             try:
@@ -91,10 +93,8 @@ def node(cls: type[T]) -> type[T]:
     made.__init__ = __init__
     # Two nodes built with equal fields are one object (the table above), so identity is
     # structural equality. A node with an unhashable field is not interned and equals only
-    # itself (a structural hash of it would raise). In place of a cached structural hash (a
-    # Python call per child hashed: py-spy gave `_hash` 4.1% of a cold scan's samples, `_eq`
-    # 1.2%), a cold scan of SGLang 0.5.23 took 15.22 s against 17.31 s (medians of 4
-    # alternating runs).
+    # itself (a structural hash of it would raise). Identity replaces a cached structural hash,
+    # a Python call per child hashed (bench/RESULTS.md, "What each change did").
     made.__hash__ = object.__hash__
     made.__eq__ = object.__eq__
     made.__reduce__ = __reduce__

@@ -235,8 +235,7 @@ def relative_to(formula: Formula, context: Formula) -> Formula:
 # `conj` and `disj` answers by their arguments (interned, so hashed and compared by identity;
 # the key holds them, so no id is reused while it lives). Dropped with `forget_specialisations`
 # after each file. The interpreter asks the same conjunctions and disjunctions again and again
-# as it re-enters helpers and joins branches: on three large backends, 47,666 `conj` calls
-# had 13,789 distinct arguments, 5,584 `disj` calls 1,204.
+# as it re-enters helpers and joins branches (bench/RESULTS.md, "What each change did").
 _CONJ_MEMO: dict[tuple[Formula, ...], Formula] = {}
 _DISJ_MEMO: dict[tuple[Formula, ...], Formula] = {}
 # Either memo is emptied when it reaches this many entries (a file's analysis that builds
@@ -264,8 +263,8 @@ def disj(*args: Formula) -> Formula:
 
 def _conj(args: tuple[Formula, ...]) -> Formula:
     # The interpreter's usual call: a path condition or test and one more condition, neither a
-    # conjunction nor a constant (a fifth of a scan's conjunctions). The same answer as the
-    # loop below, without its set.
+    # conjunction nor a constant (the most common shape: bench/RESULTS.md, "What each change
+    # did"). The same answer as the loop below, without its set.
     if len(args) == 2:
         first, second = args
         kinds = (type(first), type(second))
@@ -448,7 +447,7 @@ def mode_rewriter(mode: str) -> Rewriter:
 
 # One rewriter per mode, shared by every specialisation until `forget_specialisations`: the
 # path conditions of a file share their prefixes, and a rewriter per call rebuilt them for each
-# (a sixth of the profile of the largest backend's analysis; sharing saves 4 % of its time).
+# (bench/RESULTS.md, "What each change did").
 _MODE_REWRITERS: dict[str, Rewriter] = {}
 
 
@@ -534,7 +533,8 @@ _NO_SYMBOLS: frozenset[str] = frozenset()
 def _symbols(root: Term | Formula) -> frozenset[str]:
     """The names of the symbols under `root`, kept on each (interned) node: the solver asks
     them of each domain constraint for each question, and of path conditions that extend
-    one another (a walk of the whole DAG each time was 1.5% of a profile of three backends)."""
+    one another, where a walk of the whole DAG each time repeated itself (bench/RESULTS.md,
+    "Measurements that stood in code comments")."""
     return _kept_on_nodes(root, "_symbols", _names_of)  # type: ignore[return-value]
 
 
