@@ -65,7 +65,10 @@ def _describe(exc: BaseException) -> str:
     except Exception:
         return "(no description)"
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 300 else line[:297] + "..."
+    line = line if len(line) <= 300 else line[:297] + "..."
+    from idxcheck.report.escape import display
+
+    return display(line)  # it may quote a scanned file's name or text
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
