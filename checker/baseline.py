@@ -23,7 +23,9 @@ from idxcheck import __version__, gitutil
 from idxcheck.config import Config
 from idxcheck.config_file import common_folder
 from idxcheck.findings import Finding
+from idxcheck.outfile import write_text
 from idxcheck.pathmatch import relative_posix
+from idxcheck.report.escape import unicode_safe
 
 BASELINE_VERSION = "1"
 
@@ -59,8 +61,9 @@ def write_baseline(path: str, findings: Iterable[Finding]) -> None:
         "tool": {"name": "idxcheck", "version": __version__},
         "findings": entries,
     }
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(doc, indent=2) + "\n")
+    # Written whole or not at all (`outfile.OutputError` says why); a name that is not UTF-8
+    # is shown escaped, as in the JSON report (matching reads only the fingerprints).
+    write_text(path, json.dumps(unicode_safe(doc), indent=2) + "\n")
 
 
 def load_baseline(path: str) -> Counter[str]:

@@ -162,11 +162,27 @@ def progress_bar(label: str, minimum: int) -> Iterator[Callable[[int, int], None
 
 
 def _write(path: str, text: str) -> None:
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    """Write a report whole or not at all; a failure ends the run with exit 2."""
+    from idxcheck.outfile import OutputError, write_text
+
+    try:
+        write_text(path, text)
+    except OutputError as exc:
+        _fail(str(exc))
+
+
+def _echo(text: str, color: bool = False) -> None:
+    """A report on standard output; one that cannot be written (a full disk, a closed pipe)
+    ends the run with exit 2, as a file would."""
+    try:
+        click.echo(text, nl=False, color=color)
+        sys.stdout.flush()
+    except OSError as exc:
+        try:  # nothing more can go there: the exit must not try again
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        _fail(f"cannot write standard output: {exc.strerror or exc}")
 
 
 def _validate_codes(codes: tuple[str, ...], option: str) -> None:
@@ -408,7 +424,12 @@ def scan(
         stale = 0
         baseline_used = False
         if write_baseline_path:
-            baseline.write_baseline(write_baseline_path, result.findings)
+            from idxcheck.outfile import OutputError
+
+            try:
+                baseline.write_baseline(write_baseline_path, result.findings)
+            except OutputError as exc:
+                _fail(str(exc))
             click.echo(
                 f"idxcheck: wrote {len(result.findings)} findings to {write_baseline_path}",
                 err=True,
@@ -472,7 +493,7 @@ def scan(
         )
         rendered = render(name, report, explain=explain, statistics=statistics, color=colored)
         if path is None:
-            click.echo(rendered, nl=False, color=colored)
+            _echo(rendered, colored)
         else:
             _write(path, rendered)
     ctx.exit(exit_code)
@@ -570,7 +591,7 @@ def confirm_command(
     rendered = json.dumps(out, indent=2) + "\n"
     target = output or findings_file
     if target == "-":
-        click.echo(rendered, nl=False)
+        _echo(rendered)
     else:
         _write(target, rendered)
     counts = tally(out)

@@ -127,11 +127,27 @@ class Profile:
         return list(self.display)
 
 
+def known_profiles() -> tuple[str, ...]:
+    """The profiles there are: the public modules of `idxcheck.rules.profiles`."""
+    import pkgutil
+
+    from idxcheck.rules import profiles
+
+    return tuple(
+        sorted(
+            info.name
+            for info in pkgutil.iter_modules(profiles.__path__)
+            if not info.ispkg and not info.name.startswith("_")
+        )
+    )
+
+
 def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
-    try:
-        module = importlib.import_module(f"idxcheck.rules.profiles.{name}")
-    except ModuleNotFoundError:
-        raise ValueError(f"unknown profile {name!r}") from None
+    # Only a name of the list: any other (`__init__`, a dotted path) would import something
+    # that is not a profile.
+    if name not in known_profiles():
+        raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(known_profiles())}")
+    module = importlib.import_module(f"idxcheck.rules.profiles.{name}")
     return profile_from_module(module, overrides or {})
 
 

@@ -1,9 +1,14 @@
 """The command's edges: `python -m idxcheck` run inside the scanned tree imports nothing from
-it."""
+it; a report or baseline that cannot be written is a clear error (exit 2) that leaves nothing
+behind and the previous file as it was; a profile name that is not a profile is a
+configuration error."""
 
 from __future__ import annotations
 
+import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +89,94 @@ def test_python_m_imports_nothing_from_the_scanned_tree(
     assert proc.returncode == 1, proc.stderr  # the backend's findings, reported as usual
     assert "backend.py:29:19: IDX001" in proc.stdout
     assert len(names) > 50  # the standard library's modules among them, not only ours
+
+
+# ---------------------------------------------------------------------------------------------
+# reports and baselines that cannot be written
+
+
+def _limit_file_size() -> None:
+    # A full disk, for this process only: a write past 256 bytes fails with EFBIG (the signal
+    # it would also raise is ignored). Both files are larger.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256))
+
+
+@pytest.mark.parametrize("option", ["--format=json={}", "--write-baseline={}"])
+def test_a_write_that_fails_keeps_the_previous_file_and_leaves_nothing(
+    tmp_path: Path, option: str
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "report.json"
+    target.write_text("the previous report\n")
+    proc = run(
+        "scan", str(BUG), "--no-cache", "--explain", option.format(target),
+        preexec_fn=_limit_file_size,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert f"idxcheck: cannot write {target}: File too large" in proc.stderr
+    assert "internal error" not in proc.stderr
+    assert target.read_text() == "the previous report\n"
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+
+
+@pytest.mark.parametrize("option", ["--format=sarif={}", "--write-baseline={}", "--output={}"])
+def test_a_path_under_a_regular_file_is_a_clear_error(tmp_path: Path, option: str) -> None:
+    regular = tmp_path / "regular"
+    regular.write_text("x")
+    for target in (regular / "report.sarif", regular / "sub" / "report.sarif"):
+        args = [option.format(target)] + (["--format=json"] if "output" in option else [])
+        proc = run("scan", str(BUG), "--no-cache", *args)
+        assert proc.returncode == 2, proc.stderr
+        assert f"idxcheck: cannot write {target}: " in proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["regular"]
+
+
+def test_a_full_device_is_a_clear_error() -> None:
+    for args in (["--format", "json=/dev/full"], ["--format", "json"]):
+        with open("/dev/full", "w") as full:
+            proc = run("scan", str(BUG), "--no-cache", *args, stdout=full, stderr=subprocess.PIPE)
+        assert proc.returncode == 2, proc.stderr
+        assert "No space left on device" in proc.stderr, proc.stderr
+        assert "internal error" not in proc.stderr
+
+
+def test_a_device_or_a_link_is_written_not_replaced(tmp_path: Path) -> None:
+    # /dev/stdout (a pipe here) cannot be replaced by a regular file: it is written into.
+    proc = run("scan", str(BUG), "--no-cache", "--format", "json=/dev/stdout")
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["findings"]
+    assert os.path.islink("/dev/stdout")
+    # A link to a report: the file it names gets the new report, and the link stays.
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    proc = run("scan", str(BUG), "--no-cache", "--format", f"json={link}")
+    assert proc.returncode == 1, proc.stderr
+    assert link.is_symlink() and json.loads(real.read_text())["findings"]
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+
+
+# ---------------------------------------------------------------------------------------------
+# profile names
+
+
+@pytest.mark.parametrize("name", ["__init__", "sglang.x", "", "../sglang"])
+def test_a_profile_name_that_is_no_profile_is_a_configuration_error(
+    tmp_path: Path, name: str
+) -> None:
+    (tmp_path / "backend.py").write_text(BUG.read_text())
+    (tmp_path / "pyproject.toml").write_text(f'[tool.idxcheck]\nprofile = "{name}"\n')
+    # (an empty --profile is no option: click passes it as not given)
+    for args, given in (([], name), (["--isolated", "--profile", name or "-"], name or "-")):
+        proc = run("scan", ".", "--no-cache", *args, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert f"unknown profile {given!r}; profiles: sglang" in proc.stderr, proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    proc = run("scan", ".", "--no-cache", cwd=tmp_path)
+    assert "pyproject.toml" in proc.stderr  # the file and key are named
