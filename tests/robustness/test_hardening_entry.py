@@ -1,16 +1,23 @@
 """The command's edges: `python -m idxcheck` run inside the scanned tree imports nothing from
 it; a report or baseline that cannot be written is a clear error (exit 2) that leaves nothing
 behind and the previous file as it was; a profile name that is not a profile is a
-configuration error."""
+configuration error. And the project's downloads (a vLLM release's source, the SARIF SDK's
+schema) go to the package index pip or npm is configured with, not to an address of ours."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import http.server
+import io
 import json
 import os
 import resource
 import signal
 import subprocess
 import sys
+import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -180,3 +187,176 @@ def test_a_profile_name_that_is_no_profile_is_a_configuration_error(
         assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     proc = run("scan", ".", "--no-cache", cwd=tmp_path)
     assert "pyproject.toml" in proc.stderr  # the file and key are named
+
+
+# ---------------------------------------------------------------------------------------------
+# downloads go where the package tools are configured to go
+
+VLLM_VERSION = "0.33.0"
+SDIST = f"vllm-{VLLM_VERSION}.tar.gz"
+
+
+def _sdist() -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as archive:
+        for name, text in (
+            (f"vllm-{VLLM_VERSION}/vllm/__init__.py", "MIRRORED = True\n"),
+            (f"vllm-{VLLM_VERSION}/vllm/attention/backend.py", "x = 1\n"),
+            (f"vllm-{VLLM_VERSION}/setup.py", "raise SystemExit\n"),
+        ):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class Mirror:
+    """A package index on this machine (a mirror or a private index): its project page as
+    PEP 691 JSON or PEP 503 HTML, and the files it lists."""
+
+    def __init__(self, page: str, sha256: str, password: str = "") -> None:
+        self.archive = _sdist()
+        self.page, self.sha256, self.password = page, sha256, password
+        self.requests: list[tuple[str, str]] = []  # (path, Authorization)
+        mirror = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                auth = self.headers.get("Authorization", "")
+                mirror.requests.append((self.path, auth))
+                if mirror.password:
+                    secret = base64.b64encode(f"ci:{mirror.password}".encode()).decode()
+                    if auth != f"Basic {secret}":
+                        self.send_error(401)
+                        return
+                body, kind = mirror.respond(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def respond(self, path: str) -> tuple[bytes | None, str]:
+        if path == "/simple/vllm/":
+            if self.page == "json":
+                doc = {
+                    "meta": {"api-version": "1.0"},
+                    "name": "vllm",
+                    "files": [
+                        {
+                            "filename": SDIST,
+                            "url": f"../../files/{SDIST}",
+                            "hashes": {"sha256": self.sha256},
+                        }
+                    ],
+                }
+                return json.dumps(doc).encode(), "application/vnd.pypi.simple.v1+json"
+            link = f'<a href="/files/{SDIST}#sha256={self.sha256}">{SDIST}</a>'
+            return f"<html><body>{link}</body></html>".encode(), "text/html"
+        if path == f"/files/{SDIST}":
+            return self.archive, "application/octet-stream"
+        return None, ""
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing but this machine answers (a proxy that does not exist for every other host), and
+    no configuration file of pip's is read: only what the test sets."""
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("page", ["json", "html"])
+def test_vllm_source_comes_from_the_index_pip_is_configured_with(
+    offline: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, page: str
+) -> None:
+    from bench import vllm_tree
+
+    password = "s3cret" if page == "html" else ""  # a private index, credentials in its URL
+    mirror = Mirror(page, hashlib.sha256(_sdist()).hexdigest(), password)
+    try:
+        index = mirror.url.replace("//", f"//ci:{password}@" if password else "//") + "/simple"
+        monkeypatch.setenv("PIP_INDEX_URL", index)
+        monkeypatch.setattr(vllm_tree, "CACHE", tmp_path / "cache")
+        package = vllm_tree.vllm_tree(VLLM_VERSION)
+    finally:
+        mirror.close()
+    assert (package / "__init__.py").read_text() == "MIRRORED = True\n"
+    assert (package / "attention" / "backend.py").is_file()
+    assert not (package.parent / "setup.py").exists()  # only the package folder is unpacked
+    assert [path for path, _ in mirror.requests] == ["/simple/vllm/", f"/files/{SDIST}"]
+    if password:
+        assert all(auth.startswith("Basic ") for _, auth in mirror.requests)
+
+
+def test_a_source_archive_that_is_not_the_index_s_is_not_kept(
+    offline: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bench import vllm_tree
+
+    mirror = Mirror("json", "0" * 64)
+    try:
+        monkeypatch.setenv("PIP_INDEX_URL", mirror.url + "/simple")
+        monkeypatch.setattr(vllm_tree, "CACHE", tmp_path / "cache")
+        with pytest.raises(RuntimeError, match=f"{SDIST}: sha256 .* is not the index's"):
+            vllm_tree.vllm_tree(VLLM_VERSION)
+    finally:
+        mirror.close()
+    assert list((tmp_path / "cache" / "sdists").iterdir()) == []
+    assert not (tmp_path / "cache" / "vllm").exists()
+
+
+FAKE_NPM = """#!{python}
+# npm as far as `npm pack SPEC --json --pack-destination DIR` goes: records its arguments and
+# packs a tarball holding the schema member, whose text names the package asked for.
+import io, json, sys, tarfile
+args = sys.argv[1:]
+open({log!r}, "a").write(json.dumps(args) + "\\n")
+spec, folder = args[1], args[args.index("--pack-destination") + 1]
+data = json.dumps({{"packed": spec}}).encode()
+with tarfile.open(folder + "/schema.tgz", "w:gz") as archive:
+    info = tarfile.TarInfo("package/lib/schemas/sarif-2.1.0-rtm.5.json")
+    info.size = len(data)
+    archive.addfile(info, io.BytesIO(data))
+print(json.dumps([{{"filename": "schema.tgz"}}]))
+"""
+
+
+def test_the_sarif_schema_package_comes_through_npm(
+    offline: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from .. import sarif_check
+
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    log = tmp_path / "npm.log"
+    npm = bin_folder / "npm"
+    npm.write_text(FAKE_NPM.format(python=sys.executable, log=str(log)))
+    npm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sarif_check, "NPM_CACHE", tmp_path / "cache" / "schema.json")
+    path = sarif_check._npm_schema()
+    assert json.loads(path.read_text()) == {"packed": "@microsoft/jest-sarif@1.0.0-beta.0"}
+    [args] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert args[:2] == ["pack", "@microsoft/jest-sarif@1.0.0-beta.0"]
