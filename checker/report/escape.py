@@ -8,8 +8,8 @@ or HTML. Each report shows such text escaped for its own format and never lets i
 - `display`: control characters, lone surrogates (a file name's undecodable bytes) and
   invisible direction or line controls shown as `\\xNN`/`\\uNNNN`, so text never spans lines,
   moves the terminal's cursor or reorders what is shown; the base of every other function;
-- `line_start`: `display`, and a `::` or `##` that would open the line (GitHub's and Azure's
-  log commands, which CI logs run) shown as `\\x3a`/`\\x23`;
+- `line_start`: `display`, and a `::`, `##[` or `##vso[` that would open the line (GitHub's
+  and Azure's log commands, which CI logs run) shown as `\\x3a:`/`\\x23#`;
 - `workflow_data`, `workflow_property`: GitHub workflow-command escaping;
 - `md_code`, `md_text`, `md_fence`: Markdown code spans whose fence is longer than any
   backtick run, and prose with HTML, links and autolinks made literal;
@@ -56,12 +56,17 @@ def display(text: str) -> str:
     return _ESCAPED.sub(lambda m: _escape_char(m.group()), text)
 
 
+# How CI logs recognise a command line, after leading blanks: GitHub Actions' `::name` and its
+# older `##[name]`, Azure Pipelines' `##vso[name]`.
+_LOG_COMMAND = re.compile(r"::|##(?:vso)?\[", re.IGNORECASE)
+
+
 def line_start(text: str) -> str:
-    """`display(text)` for text that starts an output line: a `::` or `##` after leading
-    blanks (how GitHub Actions and Azure Pipelines recognise a log command) is escaped."""
+    """`display(text)` for text that may start an output line: a log command's opening (`::`,
+    `##[`, `##vso[`) after leading blanks is escaped."""
     shown = display(text)
-    body = shown.lstrip(" ")
-    if body.startswith(("::", "##")):
+    body = shown.lstrip()  # any blank, as the runners trim them
+    if _LOG_COMMAND.match(body):
         cut = len(shown) - len(body)
         return shown[:cut] + f"\\x{ord(body[0]):02x}" + body[1:]
     return shown
@@ -128,7 +133,7 @@ def md_text(text: str, *, table: bool = False, block: bool = False) -> str:
     nothing else: each code span is re-fenced with `md_code` (CommonMark's pairing: a run of
     backticks closes at the next run of the same length), a backtick that closes nothing is
     escaped, and the prose around them escapes what would open HTML, a link or an autolink.
-    `block`: the text opens a paragraph, so a leading block marker is escaped too."""
+    `block`: the text opens a line, so a leading block marker or log command is escaped too."""
     shown = display(text)
     out: list[str] = []
     runs = list(_BACKTICKS.finditer(shown))
@@ -155,9 +160,14 @@ def md_text(text: str, *, table: bool = False, block: bool = False) -> str:
     if block:
         joined = joined.lstrip(" ")
         match = _BLOCK_START.match(joined)
+        body = joined.lstrip()
         if match:
             marker = match.end() - 1
-            joined = joined[:marker] + "\\" + joined[marker:]
+        elif _LOG_COMMAND.match(body):  # after other blanks: still a CI log command
+            marker = len(joined) - len(body)
+        else:
+            return joined
+        joined = joined[:marker] + "\\" + joined[marker:]
     return joined
 
 

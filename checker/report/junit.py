@@ -14,13 +14,18 @@ from idxcheck.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report
 from idxcheck.report.detail import detail_lines
-from idxcheck.report.escape import display, xml_chars
+from idxcheck.report.escape import display, line_start, xml_chars
+
+
+def _lines(lines: list[str]) -> str:
+    # Text of several lines: each escaped for display and unable to open a CI log command.
+    return "\n".join(line_start(line) for line in lines)
 
 
 def _failure_text(finding: Finding) -> str:
     span = finding.span
     head = f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"
-    return "\n".join(display(line) for line in [head, *detail_lines(finding)])
+    return _lines([head, *detail_lines(finding)])
 
 
 def _failure(case: ET.Element, finding: Finding) -> None:
@@ -61,7 +66,7 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                     failure = ET.SubElement(
                         case, "failure", message="UNKNOWN: the solver gave up", type="UNKNOWN"
                     )
-                    failure.text = "\n".join(display(r) for r in cell.reasons)
+                    failure.text = _lines(list(cell.reasons))
                 else:
                     ET.SubElement(case, "system-out").text = f"{cell.category}: " + "; ".join(
                         display(r) for r in cell.reasons

@@ -4,7 +4,8 @@ Colour only when asked (the CLI asks when stdout is a terminal); `--statistics` 
 list with a table of findings per rule and forward mode.
 
 What comes from the scanned tree is shown escaped (`escape.display`): no control character
-reaches the terminal or a CI log, and no line opens with a log command (`escape.line_start`)."""
+reaches the terminal or a CI log, and no line opens with a log command (`escape.line_start`, on
+the text that opens each line)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def render_finding(
     style = style or Style(False)
     span = finding.span
     header = (
-        style.bold(f"{line_start(span.path)}:{span.line}:{span.column + 1}:")
+        style.bold(line_start(f"{span.path}:{span.line}:{span.column + 1}:"))
         + " "
         + style.severity(finding.severity, finding.code)
         + f" {display(finding.message)}{suffix}"
@@ -87,7 +88,7 @@ def render_finding(
         lines.extend(render_frame(finding, sources, style))
     for related in finding.related:
         if related.span:
-            where = f"{line_start(related.span.path)}:{related.span.line}: "
+            where = line_start(f"{related.span.path}:{related.span.line}: ")
             lines.append(f"  {style.dim(where)}{display(related.message)}")
         else:
             lines.append(f"  {line_start(related.message)}")
@@ -154,12 +155,12 @@ def render(
     if strict:
         for path, line, column, code, mode, reason in report.unknown_notes():
             out.append(
-                f"{line_start(path)}:{line}:{column + 1}: {code} UNKNOWN in {display(mode)}: "
+                f"{line_start(f'{path}:{line}:{column + 1}:')} {code} UNKNOWN in {display(mode)}: "
                 f"{display(reason)}"
             )
     for error in report.result.errors:
         out.append(
-            f"{line_start(error.path)}: {style.severity('error', 'error')}: "
+            f"{line_start(error.path + ':')} {style.severity('error', 'error')}: "
             f"{display(error.message)}"
         )
     stats = report.result.stats

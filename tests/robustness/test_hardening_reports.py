@@ -118,12 +118,17 @@ def _controls(text: str, allowed: str = "\n") -> list[str]:
     ]
 
 
+def no_log_command(out: str) -> None:
+    # GitHub Actions runs a log line opening with `::` or `##[` (after blanks) as a command,
+    # Azure Pipelines one opening with `##vso[`; any report may be printed in a CI log.
+    for line in out.splitlines():
+        assert not re.match(r"\s*(::|##(vso)?\[)", line, re.IGNORECASE), line
+
+
 def check_text(out: str) -> None:
     out.encode("utf-8")  # no lone surrogate
     assert not _controls(out), _controls(out)
-    for line in out.splitlines():
-        # GitHub Actions runs a log line opening with `::` (after blanks) as a command.
-        assert not line.lstrip().startswith(("::", "##")), line
+    no_log_command(out)
 
 
 COMMAND = re.compile(r"::(error|warning|notice) ([^:\n]*)::([^\n]*)")
@@ -176,6 +181,7 @@ MARKDOWN_TAGS |= {"em", "del"}
 
 def check_markdown(out: str) -> Tags:
     out.encode("utf-8")
+    no_log_command(out)
     # As GitHub renders a job summary (cmark-gfm), before its HTML sanitiser: so that nothing
     # of the tree relies on the sanitiser to stay text.
     page = cmarkgfm.github_flavored_markdown_to_html(out, options=Options.CMARK_OPT_UNSAFE)
@@ -195,6 +201,7 @@ def check_markdown(out: str) -> Tags:
 
 
 def check_junit(data: bytes) -> ET.Element:
+    no_log_command(data.decode("utf-8"))
     return ET.fromstring(data)  # expat: a character XML 1.0 forbids is not well-formed
 
 
@@ -207,6 +214,7 @@ HTML_TAGS |= {"br", "footer"}
 def check_html(out: str) -> Tags:
     out.encode("utf-8")
     assert not _controls(out), _controls(out)
+    no_log_command(out)
     tags = parsed(out)
     for tag, attrs in tags.tags:
         assert tag in HTML_TAGS, (tag, attrs)
@@ -228,6 +236,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def check_json(out: str) -> Any:
+    no_log_command(out)
     doc = json.loads(out)
     for value in _strings(doc):
         value.encode("utf-8")  # valid Unicode: no lone surrogate, however it was escaped
@@ -334,6 +343,7 @@ ATOMS = (
     "\u2028",
     "\ufffe",
     "##[error]",
+    "##vso[task.setvariable variable=x]y",
     "%",
     ",",
     ":",
