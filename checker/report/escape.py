@@ -21,12 +21,9 @@ or HTML. Each report shows such text escaped for its own format and never lets i
 
 from __future__ import annotations
 
-import html as _html
 import os
 import re
-from pathlib import PureWindowsPath
 from typing import Any
-from urllib.parse import quote_from_bytes
 
 # Invisible characters that change what a reader sees: direction controls ("Trojan Source")
 # and separators that end lines; U+FFFE/U+FFFF are not characters (and not XML).
@@ -48,17 +45,20 @@ def _escape_char(char: str) -> str:
     return f"\\u{code:04x}"
 
 
-_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(sorted(_INVISIBLE)) + "]")
+# Patterns are compiled on first use (re caches them): a report uses a few of them.
+_ESCAPED = "[\x00-\x1f\x7f-\x9f\ud800-\udfff" + "".join(sorted(_INVISIBLE)) + "]"
 
 
 def display(text: str) -> str:
     """`text` with every character that is not plainly visible escaped (see the module doc)."""
-    return _ESCAPED.sub(lambda m: _escape_char(m.group()), text)
+    if text.isprintable():  # the usual case: every character escaped is of a category it is not
+        return text
+    return re.sub(_ESCAPED, lambda m: _escape_char(m.group()), text)
 
 
 # How CI logs recognise a command line, after leading blanks: GitHub Actions' `::name` and its
 # older `##[name]`, Azure Pipelines' `##vso[name]`.
-_LOG_COMMAND = re.compile(r"::|##(?:vso)?\[", re.IGNORECASE)
+_LOG_COMMAND = r"(?i)::|##(?:vso)?\["
 
 
 def line_start(text: str) -> str:
@@ -66,7 +66,7 @@ def line_start(text: str) -> str:
     `##[`, `##vso[`) after leading blanks is escaped."""
     shown = display(text)
     body = shown.lstrip()  # any blank, as the runners trim them
-    if _LOG_COMMAND.match(body):
+    if re.match(_LOG_COMMAND, body):
         cut = len(shown) - len(body)
         return shown[:cut] + f"\\x{ord(body[0]):02x}" + body[1:]
     return shown
@@ -89,7 +89,7 @@ def workflow_property(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Markdown (GitHub's: CommonMark with the table and autolink extensions)
 
-_BACKTICKS = re.compile(r"`+")
+_BACKTICKS = r"`+"
 
 
 def _longest_run(text: str, char: str = "`") -> int:
@@ -116,16 +116,17 @@ def md_code(text: str, *, table: bool = False) -> str:
 # What opens an inline construct in prose: a backslash escape, a backtick, a link or image
 # bracket, raw HTML or an autolink (`<` before a letter, `/`, `!` or `?`), an entity (`&`
 # before a letter, a digit or `#`), and GFM's extended autolinks (`scheme://`, `www.`).
-_PROSE = re.compile(r"[\\`\[\]]|<(?=[A-Za-z/!?])|&(?=[A-Za-z0-9#])|:(?=//)|(?<![\w.])www\.")
-_PROSE_TABLE = re.compile(_PROSE.pattern + r"|\|")
+_PROSE = r"[\\`\[\]]|<(?=[A-Za-z/!?])|&(?=[A-Za-z0-9#])|:(?=//)|(?<![\w.])www\."
+_PROSE_TABLE = _PROSE + r"|\|"
 _REPLACE = {"<": "&lt;", "&": "&amp;", "www.": "www\\."}
 # A line that starts a block (heading, quote, list, thematic break, setext underline).
-_BLOCK_START = re.compile(r"^(?:[#>+*=~_-]|\d+[.)])")
+_BLOCK_START = r"(?:[#>+*=~_-]|\d+[.)])"
 
 
 def _prose(text: str, table: bool) -> str:
-    pattern = _PROSE_TABLE if table else _PROSE
-    return pattern.sub(lambda m: _REPLACE.get(m.group(), "\\" + m.group()), text)
+    return re.sub(
+        _PROSE_TABLE if table else _PROSE, lambda m: _REPLACE.get(m.group(), "\\" + m.group()), text
+    )
 
 
 def md_text(text: str, *, table: bool = False, block: bool = False) -> str:
@@ -136,7 +137,7 @@ def md_text(text: str, *, table: bool = False, block: bool = False) -> str:
     `block`: the text opens a line, so a leading block marker or log command is escaped too."""
     shown = display(text)
     out: list[str] = []
-    runs = list(_BACKTICKS.finditer(shown))
+    runs = list(re.finditer(_BACKTICKS, shown))
     position = 0
     index = 0
     while index < len(runs):
@@ -159,11 +160,11 @@ def md_text(text: str, *, table: bool = False, block: bool = False) -> str:
     joined = "".join(out)
     if block:
         joined = joined.lstrip(" ")
-        match = _BLOCK_START.match(joined)
+        match = re.match(_BLOCK_START, joined)
         body = joined.lstrip()
         if match:
             marker = match.end() - 1
-        elif _LOG_COMMAND.match(body):  # after other blanks: still a CI log command
+        elif re.match(_LOG_COMMAND, body):  # after other blanks: still a CI log command
             marker = len(joined) - len(body)
         else:
             return joined
@@ -182,17 +183,21 @@ def md_fence(lines: list[str], info: str = "") -> list[str]:
 # HTML and XML
 
 # XML 1.0 allows #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 
 
 def html(text: str) -> str:
     """HTML (or XML) text or a quoted attribute value showing `display(text)`."""
+    import html as _html  # (loaded by the formats that use it only)
+
     return _html.escape(display(text), quote=True)
 
 
 def xml_chars(text: str) -> str:
     """`text` with the characters XML 1.0 cannot hold shown escaped (the rest as it is)."""
-    return _NOT_XML.sub(lambda m: _escape_char(m.group()), text)
+    if text.isascii() and text.isprintable():
+        return text
+    return re.sub(_NOT_XML, lambda m: _escape_char(m.group()), text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,20 +215,26 @@ def uri(path: str) -> str:
     """A percent-encoded URI of `path` from its bytes: `file://...` when absolute, else a
     relative reference (every byte but unreserved characters and `/` encoded, so a `:` in the
     first segment cannot read as a scheme)."""
+    from pathlib import PureWindowsPath
+    from urllib.parse import quote_from_bytes
+
     if os.path.isabs(path) and os.name == "nt":
         return PureWindowsPath(path).as_uri()
     encoded = quote_from_bytes(_name_bytes(path.replace(os.sep, "/")), safe="/")
     return "file://" + encoded if os.path.isabs(path) else encoded
 
 
+_SURROGATE = "[\ud800-\udfff]"
+
+
 def _has_surrogates(text: str) -> bool:
-    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+    return not text.isascii() and re.search(_SURROGATE, text) is not None
 
 
 def _unicode(text: str) -> str:
     if not _has_surrogates(text):
         return text
-    return re.sub("[\ud800-\udfff]", lambda m: _escape_char(m.group()), text)
+    return re.sub(_SURROGATE, lambda m: _escape_char(m.group()), text)
 
 
 def unicode_safe(value: Any) -> Any:
