@@ -215,9 +215,10 @@ class Mirror:
     """A package index on this machine (a mirror or a private index): its project page as
     PEP 691 JSON or PEP 503 HTML, and the files it lists."""
 
-    def __init__(self, page: str, sha256: str, password: str = "") -> None:
+    def __init__(self, page: str, sha256: str = "", password: str = "") -> None:
         self.archive = _sdist()
-        self.page, self.sha256, self.password = page, sha256, password
+        self.sha256 = sha256 or hashlib.sha256(self.archive).hexdigest()  # else: the wrong one
+        self.page, self.password = page, password
         self.requests: list[tuple[str, str]] = []  # (path, Authorization)
         mirror = self
 
@@ -294,7 +295,7 @@ def test_vllm_source_comes_from_the_index_pip_is_configured_with(
     from bench import vllm_tree
 
     password = "s3cret" if page == "html" else ""  # a private index, credentials in its URL
-    mirror = Mirror(page, hashlib.sha256(_sdist()).hexdigest(), password)
+    mirror = Mirror(page, password=password)
     try:
         index = mirror.url.replace("//", f"//ci:{password}@" if password else "//") + "/simple"
         monkeypatch.setenv("PIP_INDEX_URL", index)
