@@ -1,22 +1,18 @@
-"""Download a real vLLM release's source from PyPI into the ignored cache and return its package
-folder.
+"""Download a real vLLM release's source into the ignored cache and return its package folder.
 
 vLLM's wheels hold compiled kernels (hundreds of MB) and pip cannot fetch its source
 distribution without building its metadata, which needs torch; so the source archive is taken
-from the package index's JSON page (PEP 691, what pip reads too), checked against the index's
-sha256, and only its `vllm/` folder is unpacked."""
+from the project page of the indexes pip is configured with (`bench.pip_index`: PEP 691 or
+PEP 503, what pip reads too), checked against the index's sha256, and only its `vllm/` folder
+is unpacked."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tarfile
-import urllib.request
 from pathlib import Path
 
+from bench.pip_index import download
 from bench.sglang_tree import CACHE
-
-INDEX = "https://pypi.org/simple/vllm/"
 
 
 def vllm_tree(version: str) -> Path:
@@ -45,17 +41,4 @@ def _source_archive(version: str) -> Path:
     path = folder / name
     if path.exists():
         return path
-    request = urllib.request.Request(
-        INDEX, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        page = json.load(response)
-    [entry] = [f for f in page["files"] if f["filename"] == name]
-    partial = path.with_suffix(".part")
-    urllib.request.urlretrieve(entry["url"], partial)
-    digest = hashlib.sha256(partial.read_bytes()).hexdigest()
-    if digest != entry["hashes"]["sha256"]:
-        partial.unlink()
-        raise RuntimeError(f"{name}: sha256 {digest} is not the index's")
-    partial.rename(path)
-    return path
+    return download("vllm", name, path)

@@ -64,7 +64,10 @@ def _describe(exc: BaseException) -> str:
     except Exception:
         return "(no description)"
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 300 else line[:297] + "..."
+    line = line if len(line) <= 300 else line[:297] + "..."
+    from idxcheck.report.escape import display
+
+    return display(line)  # it may quote a scanned file's name or text
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -158,11 +161,27 @@ def progress_bar(label: str, minimum: int) -> Iterator[Callable[[int, int], None
 
 
 def _write(path: str, text: str) -> None:
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    """Write a report whole or not at all; a failure ends the run with exit 2."""
+    from idxcheck.app.outfile import OutputError, write_text
+
+    try:
+        write_text(path, text)
+    except OutputError as exc:
+        _fail(str(exc))
+
+
+def _echo(text: str, color: bool = False) -> None:
+    """A report on standard output; one that cannot be written (a full disk, a closed pipe)
+    ends the run with exit 2, as a file would."""
+    try:
+        click.echo(text, nl=False, color=color)
+        sys.stdout.flush()
+    except OSError as exc:
+        try:  # nothing more can go there: the exit must not try again
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        _fail(f"cannot write standard output: {exc.strerror or exc}")
 
 
 def _validate_codes(codes: tuple[str, ...], option: str) -> None:
@@ -342,6 +361,7 @@ def scan(
         find_config,
         load_config_file,
     )
+    from idxcheck.app.outfile import OutputError
     from idxcheck.app.policy import PolicyOptions, apply_policy
     from idxcheck.model.verdicts import Verdict
     from idxcheck.report.context import Report
@@ -412,6 +432,8 @@ def scan(
             outcome = apply_policy(unfiltered, config, options, progress)
     except tuple(usage_errors) as exc:
         raise click.UsageError(str(exc)) from None
+    except OutputError as exc:  # the baseline could not be written
+        _fail(str(exc))
     result = outcome.result
     if write_baseline_path:
         click.echo(
@@ -449,7 +471,7 @@ def scan(
         )
         rendered = render(name, report, explain=explain, statistics=statistics, color=colored)
         if path is None:
-            click.echo(rendered, nl=False, color=colored)
+            _echo(rendered, colored)
         else:
             _write(path, rendered)
     ctx.exit(exit_code)
@@ -547,7 +569,7 @@ def confirm_command(
     rendered = json.dumps(out, indent=2) + "\n"
     target = output or findings_file
     if target == "-":
-        click.echo(rendered, nl=False)
+        _echo(rendered)
     else:
         _write(target, rendered)
     counts = tally(out)

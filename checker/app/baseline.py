@@ -22,9 +22,11 @@ from typing import Any
 from idxcheck import __version__
 from idxcheck.app import gitutil
 from idxcheck.app.config_file import common_folder
+from idxcheck.app.outfile import write_text
 from idxcheck.model.config import Config
 from idxcheck.model.findings import Finding
 from idxcheck.model.outcome import Scan
+from idxcheck.report.escape import unicode_safe
 from idxcheck.source.pathmatch import relative_posix
 
 BASELINE_VERSION = "1"
@@ -61,8 +63,9 @@ def write_baseline(path: str, findings: Iterable[Finding]) -> None:
         "tool": {"name": "idxcheck", "version": __version__},
         "findings": entries,
     }
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(doc, indent=2) + "\n")
+    # Written whole or not at all (`outfile.OutputError` says why); a name that is not UTF-8
+    # is shown escaped, as in the JSON report (matching reads only the fingerprints).
+    write_text(path, json.dumps(unicode_safe(doc), indent=2) + "\n")
 
 
 def load_baseline(path: str) -> Counter[str]:

@@ -218,11 +218,11 @@ def _check_profile(settings: FileSettings, where: str) -> None:
     from idxcheck.profiles.schema import load_profile
     from idxcheck.sym.parse import ConstraintError
 
-    name = settings.profile or "sglang"
+    name = "sglang" if settings.profile is None else settings.profile
     try:
         profile = load_profile(name)
-    except ValueError:
-        raise ConfigError(f"{where}: profile: unknown profile {name!r}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{where}: profile: {exc}") from None
     for text in settings.domain or ():
         try:
             load_profile(name, {"domain": [text]})

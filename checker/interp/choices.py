@@ -5,26 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from idxcheck.interp.values import (
-    BoolV,
-    ChoiceV,
-    IntV,
-    NoneV,
-    UnboundV,
-    UnknownV,
-    Value,
-)
+from idxcheck.interp.values import BoolV, ChoiceV, IntV, NoneV, UnboundV, UnknownV, Value
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import (
-    FALSE,
-    TRUE,
-    Formula,
-    Term,
-    conj,
-    disj,
-    ite,
-    neg,
-)
+from idxcheck.sym.terms import FALSE, TRUE, Formula, Term, conj, disj, ite, neg
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -6,18 +6,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from idxcheck.interp.values import (
-    Value,
-)
+from idxcheck.interp.values import Value
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import (
-    Formula,
-    Term,
-)
+from idxcheck.sym.terms import Formula, Term
 
 if TYPE_CHECKING:
     import libcst as cst

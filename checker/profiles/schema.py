@@ -195,8 +195,9 @@ def available_profiles() -> tuple[str, ...]:
 
 def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
     if name not in available_profiles():
-        known = ", ".join(available_profiles())
-        raise ValueError(f"unknown profile {name!r} (known: {known})")
+        # Only a name of the list: any other (`__init__`, a dotted path) would import
+        # something that is not a profile.
+        raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(available_profiles())}")
     module = importlib.import_module(f"idxcheck.profiles.{name}")
     return profile_from_module(module, overrides or {})
 

@@ -34,7 +34,7 @@ class SourceCache:
             try:
                 with open(path, encoding="utf-8", errors="replace") as handle:
                     self._lines[path] = handle.read().splitlines()
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a name no file can have (a NUL)
                 self._lines[path] = None
         return self._lines[path]
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report, plural
 from idxcheck.report.detail import detail_lines
+from idxcheck.report.escape import display, workflow_data, workflow_property
 
 
-def _data(text: str) -> str:
-    # Escaping of the message part of a workflow command.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+def _data(lines: list[str]) -> str:
+    # Each line of the message escaped for display, then for the command (`%0A` between).
+    return workflow_data("\n".join(display(line) for line in lines))
 
 
 def _prop(text: str) -> str:
-    # Property values also end at `,` and `:`.
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    return workflow_property(display(text))
 
 
 def annotation(finding: Finding) -> str:
@@ -33,22 +33,22 @@ def annotation(finding: Finding) -> str:
     props.append(f"title={_prop(title)}")
     lines = [finding.message, *detail_lines(finding)]
     kind = "error" if finding.severity == "error" else "warning"
-    return f"::{kind} {','.join(props)}::{_data(chr(10).join(lines))}"
+    return f"::{kind} {','.join(props)}::{_data(lines)}"
 
 
 def render(result: ScanResult | Report) -> str:
     report = as_report(result)
     out = [annotation(f) for f in report.findings]
     for error in report.result.errors:
-        out.append(f"::error file={_prop(error.path)},title=idxcheck::{_data(error.message)}")
+        out.append(f"::error file={_prop(error.path)},title=idxcheck::{_data([error.message])}")
     if report.strict:
         for path, line, column, code, mode, reason in report.unknown_notes():
             out.append(
                 f"::error file={_prop(path)},line={line},col={column + 1},"
-                f"title={_prop(code + ' UNKNOWN')}::{_data(f'UNKNOWN in {mode}: {reason}')}"
+                f"title={_prop(code + ' UNKNOWN')}::{_data([f'UNKNOWN in {mode}: {reason}'])}"
             )
     count = len(report.findings)
     out.append(
-        f"::notice title=idxcheck::{_data(plural(count, 'finding') if count else 'No findings')}"
+        f"::notice title=idxcheck::{_data([plural(count, 'finding') if count else 'No findings'])}"
     )
     return "\n".join(out) + "\n"

@@ -1,16 +1,16 @@
 """One self-contained HTML page (no scripts, no external files): the backend x forward-mode
 matrix, each cell coloured by its worst verdict and linking to its findings, then every finding
 with a code frame, its counterexample, the chain it rests on and, after `--confirm`, what the
-runtime replay saw."""
+runtime replay saw. Every text is escaped for HTML (`escape.html`), what comes from the scanned
+tree shown escaped for display first."""
 
 from __future__ import annotations
-
-from html import escape
 
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report, plural, summary_counts
+from idxcheck.report.escape import html as escape
 from idxcheck.report.frames import context_lines
 
 _STYLE = """

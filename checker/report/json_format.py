@@ -1,4 +1,8 @@
-"""The JSON report: the contract other tools read. Fields are only ever added."""
+"""The JSON report: the contract other tools read. Fields are only ever added.
+
+Every string is valid Unicode: a name with bytes that are not UTF-8 is shown with them escaped
+(`bad\\xff.py`, as the other reports show it), and `path_uri` beside it keeps its bytes,
+percent-encoded as SARIF's URIs are (`bad%FF.py`)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report
+from idxcheck.report.escape import path_fields, unicode_safe
 
 SCHEMA_VERSION = "1"
 
@@ -18,7 +23,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "code": finding.code,
         "name": finding.name,
         "severity": finding.severity,
-        "path": span.path,
+        **path_fields(span.path),
         "line": span.line,
         "column": span.column + 1,
         "end_line": span.end_line,
@@ -32,7 +37,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "conditions": [{"condition": text, "value": value} for text, value in finding.conditions],
         "related": [
             {
-                "path": r.file or None,
+                **path_fields(r.file or None),
                 "line": r.span.line if r.span else None,
                 "role": r.role,
                 "message": r.message,
@@ -59,7 +64,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
         "sites": [
             {
                 "code": n.code,
-                "path": n.span.path,
+                **path_fields(n.span.path),
                 "line": n.span.line,
                 "column": n.span.column + 1,
                 "function": n.function,
@@ -69,7 +74,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
             }
             for n in result.notes
         ],
-        "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+        "errors": [{**path_fields(e.path), "message": e.message} for e in result.errors],
         "stats": {
             "files": stats.files,
             "parsed": stats.parsed,
@@ -87,7 +92,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
         "suppressed": [
             {
                 "code": finding.code,
-                "path": finding.span.path,
+                **path_fields(finding.span.path),
                 "line": finding.span.line,
                 "fingerprint": finding.fingerprint,
                 "comment_line": comment.line,
@@ -98,7 +103,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
         "baselined": len(report.baselined),
         "exit_code": report.exit_code,
     }
-    return doc
+    return unicode_safe(doc)  # type: ignore[no-any-return]
 
 
 def render(result: ScanResult | Report) -> str:

@@ -3,7 +3,8 @@
 One test suite per backend (`path:Class`), one test case per forward mode checked there, a
 `<failure>` per finding in that cell; findings outside the matrix (suppression comments) and
 per-file errors get suites of their own. A scan with nothing to check still writes one passing
-case, so the CI system sees that the job ran."""
+case, so the CI system sees that the job ran. What comes from the scanned tree is shown escaped
+(`escape.display`), and ElementTree escapes it for XML."""
 
 from __future__ import annotations
 
@@ -13,17 +14,23 @@ from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
 from idxcheck.report.context import Report, as_report
 from idxcheck.report.detail import detail_lines
+from idxcheck.report.escape import display, line_start, xml_chars
+
+
+def _lines(lines: list[str]) -> str:
+    # Text of several lines: each escaped for display and unable to open a CI log command.
+    return "\n".join(line_start(line) for line in lines)
 
 
 def _failure_text(finding: Finding) -> str:
     span = finding.span
     head = f"{span.path}:{span.line}:{span.column + 1}: {finding.code} {finding.message}"
-    return "\n".join([head, *detail_lines(finding)])
+    return _lines([head, *detail_lines(finding)])
 
 
 def _failure(case: ET.Element, finding: Finding) -> None:
     failure = ET.SubElement(
-        case, "failure", message=f"{finding.code} {finding.message}", type=finding.code
+        case, "failure", message=display(f"{finding.code} {finding.message}"), type=finding.code
     )
     failure.text = _failure_text(finding)
 
@@ -37,12 +44,18 @@ def to_element(result: ScanResult | Report) -> ET.Element:
         {(p, c, m) for p, _l, _col, c, m, _r in report.unknown_notes()} if report.strict else set()
     )
     for row in grid.rows:
-        suite = ET.Element("testsuite", name=row.label)
+        suite = ET.Element("testsuite", name=display(row.label))
         for mode in grid.modes:
             cell = grid.cells.get((row, mode))
             if cell is None:
                 continue
-            case = ET.SubElement(suite, "testcase", classname=row.label, name=mode, file=row.path)
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=display(row.label),
+                name=display(mode),
+                file=display(row.path),
+            )
             for index in cell.findings:
                 _failure(case, report.findings[index])
             if not cell.findings and cell.category in ("unknown", "unsupported"):
@@ -53,10 +66,10 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                     failure = ET.SubElement(
                         case, "failure", message="UNKNOWN: the solver gave up", type="UNKNOWN"
                     )
-                    failure.text = "\n".join(cell.reasons)
+                    failure.text = _lines(list(cell.reasons))
                 else:
                     ET.SubElement(case, "system-out").text = f"{cell.category}: " + "; ".join(
-                        cell.reasons
+                        display(r) for r in cell.reasons
                     )
         suites.append(suite)
     if grid.loose:
@@ -67,20 +80,19 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                 suite,
                 "testcase",
                 classname="idxcheck comments",
-                name=f"{finding.span.path}:{finding.span.line} {finding.code}",
-                file=finding.span.path,
+                name=display(f"{finding.span.path}:{finding.span.line} {finding.code}"),
+                file=display(finding.span.path),
             )
             _failure(case, finding)
         suites.append(suite)
     if report.result.errors:
         suite = ET.Element("testsuite", name="idxcheck errors")
         for error in report.result.errors:
+            path, message = display(error.path), display(error.message)
             case = ET.SubElement(
-                suite, "testcase", classname="idxcheck errors", name=error.path, file=error.path
+                suite, "testcase", classname="idxcheck errors", name=path, file=path
             )
-            ET.SubElement(
-                case, "error", message=error.message, type="FileError"
-            ).text = error.message
+            ET.SubElement(case, "error", message=message, type="FileError").text = message
         suites.append(suite)
     if not suites:
         suite = ET.Element("testsuite", name="idxcheck")
@@ -105,8 +117,19 @@ def to_element(result: ScanResult | Report) -> ET.Element:
     return root
 
 
+def _xml_safe(root: ET.Element) -> None:
+    # What the scanned tree filled is escaped above; this keeps the document well-formed
+    # whatever else a field holds (XML 1.0 cannot hold most control characters).
+    for element in root.iter():
+        if element.text:
+            element.text = xml_chars(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, xml_chars(value))
+
+
 def render(result: ScanResult | Report) -> str:
     element = to_element(result)
+    _xml_safe(element)
     ET.indent(element)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(element, encoding="unicode") + "\n"

@@ -11,6 +11,9 @@
 - suppressed findings appear with an `inSource` suppression, so viewers show them as such;
 - `invocations` record the exit code and the per-file errors.
 
+URIs are percent-encoded from the bytes of the names, and text that is not valid Unicode (a
+name's undecodable bytes) is shown `\\xNN`, so the document is valid with its formats checked.
+
 Positions: libcst gives 1-based lines and 0-based code-point columns with an exclusive end;
 SARIF wants 1-based columns, so both ends shift by one and `columnKind` says code points."""
 
@@ -25,6 +28,7 @@ from idxcheck import __version__
 from idxcheck.model.findings import Finding, Related, ScanResult
 from idxcheck.model.spans import Span
 from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
+from idxcheck.report.escape import unicode_safe, uri
 from idxcheck.rules.catalog import RuleInfo, catalogue
 
 SCHEMA_URI = (
@@ -45,10 +49,12 @@ _STEP_NAMES = ("backend site", "runner width", "kernel grid")
 
 
 def _uri(path: str) -> dict[str, str]:
+    # Percent-encoded from the name's bytes (`escape.uri`): a valid URI reference that gives
+    # back the exact name, whatever it holds.
     if os.path.isabs(path):
-        return {"uri": "file://" + path.replace(os.sep, "/")}
+        return {"uri": uri(path)}
     # Relative to the checkout root, which GitHub and other viewers resolve for %SRCROOT%.
-    return {"uri": path.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+    return {"uri": uri(path), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(span: Span) -> dict[str, int]:
@@ -248,7 +254,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
     }
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    return {
+    doc = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [
@@ -280,6 +286,8 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
             }
         ],
     }
+    # Text of the tree that is not valid Unicode (a name's undecodable bytes) is shown escaped.
+    return unicode_safe(doc)  # type: ignore[no-any-return]
 
 
 def render(result: ScanResult | Report) -> str:

@@ -1,7 +1,11 @@
 """The text report: `path:line:col: CODE message`, the counterexample, a code frame with a
 caret under the expression to fix (ruff/rustc style), what the finding rests on, and a summary.
 Colour only when asked (the CLI asks when stdout is a terminal); `--statistics` replaces the
-list with a table of findings per rule and forward mode."""
+list with a table of findings per rule and forward mode.
+
+What comes from the scanned tree is shown escaped (`escape.display`): no control character
+reaches the terminal or a CI log, and no line opens with a log command (`escape.line_start`, on
+the text that opens each line)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections import Counter
 
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, SourceCache, as_report, plural
+from idxcheck.report.escape import display, line_start
 from idxcheck.report.frames import frame
 
 
@@ -63,34 +68,37 @@ def render_finding(
     style = style or Style(False)
     span = finding.span
     header = (
-        style.bold(f"{span.path}:{span.line}:{span.column + 1}:")
+        style.bold(line_start(f"{span.path}:{span.line}:{span.column + 1}:"))
         + " "
         + style.severity(finding.severity, finding.code)
-        + f" {finding.message}{suffix}"
+        + f" {display(finding.message)}{suffix}"
     )
     lines = [header]
     details = []
     if finding.needs_text:
-        details.append(f"needs {finding.needs_text}")
+        details.append(f"needs {display(finding.needs_text)}")
     for text, value in finding.conditions:
-        details.append(f"with `{text}` {'true' if value else 'false'}")
+        details.append(f"with `{display(text)}` {'true' if value else 'false'}")
     if finding.counterexample_text or details:
-        cex = f"  counterexample: {finding.counterexample_text}"
+        cex = f"  counterexample: {display(finding.counterexample_text)}"
         if details:
             cex += f" ({'; '.join(details)})"
         lines.append(cex)
     if sources is not None:
         lines.extend(render_frame(finding, sources, style))
     for related in finding.related:
-        where = f"{related.span.path}:{related.span.line}: " if related.span else ""
-        lines.append(f"  {style.dim(where)}{related.message}")
+        if related.span:
+            where = line_start(f"{related.span.path}:{related.span.line}: ")
+            lines.append(f"  {style.dim(where)}{display(related.message)}")
+        else:
+            lines.append(f"  {line_start(related.message)}")
     if explain:
-        lines.extend(f"  explain: {line}" for line in finding.explain)
+        lines.extend(f"  explain: {display(line)}" for line in finding.explain)
     if finding.confirmation:
         c = finding.confirmation
-        status = str(c.get("status"))
+        status = display(str(c.get("status")))
         label = style.severity("error", status) if status == "confirmed" else style.bold(status)
-        lines.append(f"  confirmation: {label}: {c.get('reason', '')}")
+        lines.append(f"  confirmation: {label}: {display(str(c.get('reason', '')))}")
     return "\n".join(lines)
 
 
@@ -98,8 +106,8 @@ def statistics_table(findings: list[Finding]) -> list[str]:
     """Findings per rule (rows) and forward mode (columns)."""
     if not findings:
         return []
-    modes = sorted({f.mode or "-" for f in findings})
-    counts = Counter((f.code, f.mode or "-") for f in findings)
+    modes = sorted({display(f.mode or "-") for f in findings})
+    counts = Counter((f.code, display(f.mode or "-")) for f in findings)
     names = {f.code: f.name for f in findings}
     header = ["code", "name", *modes, "total"]
     rows = [
@@ -146,9 +154,15 @@ def render(
         )
     if strict:
         for path, line, column, code, mode, reason in report.unknown_notes():
-            out.append(f"{path}:{line}:{column + 1}: {code} UNKNOWN in {mode}: {reason}")
+            out.append(
+                f"{line_start(f'{path}:{line}:{column + 1}:')} {code} UNKNOWN in {display(mode)}: "
+                f"{display(reason)}"
+            )
     for error in report.result.errors:
-        out.append(f"{error.path}: {style.severity('error', 'error')}: {error.message}")
+        out.append(
+            f"{line_start(error.path + ':')} {style.severity('error', 'error')}: "
+            f"{display(error.message)}"
+        )
     stats = report.result.stats
     count = len(report.findings)
     extra = [

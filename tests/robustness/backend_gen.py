@@ -34,7 +34,7 @@ class Cfg:
 
 
 def in_domain(cfg: Cfg) -> bool:
-    """The SGLang profile's domain (rules/profiles/sglang.py), for these three symbols."""
+    """The SGLang profile's domain (checker/profiles/sglang.py), for these three symbols."""
     if not (1 <= cfg.steps <= 32 and 1 <= cfg.topk <= 16 and 2 <= cfg.ndt <= 128):
         return False
     if cfg.topk == 1:
