@@ -5,10 +5,9 @@ python -m bench.report_snapshot --out /tmp/before --ref 44ff6e2
 python -m bench.report_snapshot --out /tmp/after
 python -m bench.report_snapshot --compare /tmp/before /tmp/after
 
-A ref is exported with `git archive` into a temporary folder and imported from there (a folder of
-links named `idxcheck` shaped as the package mapping of pyproject.toml, put first on PYTHONPATH),
-so both snapshots run with the same interpreter and packages. Timing fields are dropped; every other
-byte of each report is kept.
+The code at a ref is imported from a checkout of it (`bench.checkout`), so both snapshots run
+with the same interpreter and packages. Timing fields are dropped; every other byte of each
+report is kept.
 """
 
 from __future__ import annotations
@@ -18,13 +17,10 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.checkout import imported_from, package_at
 from bench.sglang_tree import sglang_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,33 +47,6 @@ def _drop_timing(value: Any) -> Any:
     return value
 
 
-@contextmanager
-def _package_at(ref: str | None) -> Iterator[Path]:
-    """A folder to put first on PYTHONPATH so that `import idxcheck` loads the code at `ref`."""
-    with tempfile.TemporaryDirectory(prefix="idxcheck-snapshot-") as tmp:
-        base = Path(tmp)
-        source = ROOT
-        if ref is not None:
-            source = base / "src"
-            source.mkdir()
-            archive = subprocess.run(
-                ["git", "-C", str(ROOT), "archive", "--format=tar", ref],
-                capture_output=True,
-                check=True,
-            ).stdout
-            tar_path = base / "src.tar"
-            tar_path.write_bytes(archive)
-            with tarfile.open(tar_path) as tar:
-                tar.extractall(source, filter="data")
-        package = base / "path" / "idxcheck"
-        package.mkdir(parents=True)
-        for entry in (source / "checker").iterdir():
-            (package / entry.name).symlink_to(entry)
-        (package / "rules").symlink_to(source / "rules")
-        (package / "runtime_kernels").symlink_to(source / "runtime_kernels")
-        yield base / "path"
-
-
 def _scan(python_path: Path, target: Path, fmt: str) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(python_path))
     proc = subprocess.run(
@@ -102,7 +71,9 @@ def _targets(releases: tuple[str, ...]) -> list[tuple[str, Path]]:
 
 def snapshot(out: Path, ref: str | None, releases: tuple[str, ...]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    with _package_at(ref) as python_path:
+    with package_at(ref) as python_path:
+        where = imported_from(python_path, sys.executable)
+        assert where.startswith(str(python_path)), f"the snapshot would run {where}"
         for name, target in _targets(releases):
             for fmt in FORMATS:
                 result = _scan(python_path, target, fmt)

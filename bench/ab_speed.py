@@ -1,0 +1,144 @@
+"""Two versions of idxcheck side by side in one run: the cold scan, the warm scan and the three
+pre-commit timings of `bench.speed` on a whole SGLang release, alternating the versions run by
+run so that both see the same machine state.
+
+    python -m bench.ab_speed BEFORE [AFTER] [--version 0.5.23] [--runs 5] [--warm-runs 11]
+
+BEFORE and AFTER are git refs (AFTER defaults to the working tree); each is imported from a
+checkout of its own (`bench.checkout`) with its own cache folder and its own copy of the tree
+for the hooks. Prints each version's medians and AFTER / BEFORE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.checkout import imported_from, package_at
+from bench.sglang_tree import sglang_tree
+from bench.speed import BACKEND, FACTS_BACKEND, RENAMED, Run, count_files, measure
+
+KINDS = ("cold", "warm", "hook: comment", "hook: method", "hook: facts backend")
+
+
+@dataclass
+class Version:
+    name: str
+    python_path: Path
+    base: Path
+    runs: dict[str, list[Run]] = field(default_factory=lambda: {k: [] for k in KINDS})
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(
+            os.environ,
+            PYTHONPATH=str(self.python_path),
+            IDXCHECK_CACHE_DIR=str(self.base / "cache"),
+        )
+
+    @property
+    def project(self) -> Path:
+        return self.base / "project"
+
+
+def scan(*args: str) -> list[str]:
+    return [sys.executable, "-m", "idxcheck", "scan", *args]
+
+
+def prepare(version: Version, tree: Path) -> None:
+    """Its cache filled by a whole-tree scan, its copy of the tree for the hooks committed once."""
+    version.base.mkdir(parents=True)
+    measure(scan(str(tree)), env=version.env)
+    shutil.copytree(tree, version.project / "sglang")
+    (version.project / "pyproject.toml").write_text("[tool.idxcheck]\n")
+
+
+def hooks(version: Version, run: int) -> None:
+    """The three pre-commit runs of `bench.speed`, each edit new to the cache."""
+    project, env = version.project, version.env
+    for kind, path, edit in (
+        ("hook: comment", BACKEND, lambda text: text + f"# edit {run}\n"),
+        (
+            "hook: method",
+            BACKEND,
+            lambda text: text.replace(RENAMED, f"def forward_decode_{run}(", 1),
+        ),
+        (
+            "hook: facts backend",
+            FACTS_BACKEND,
+            lambda text: text.replace(RENAMED, f"def forward_decode_f{run}(", 1),
+        ),
+    ):
+        target = project / "sglang" / path
+        original = target.read_text()
+        target.write_text(edit(original))
+        hook = scan("--changed-only", str(Path("sglang") / path))
+        version.runs[kind].append(measure(hook, cwd=project, env=env))
+        target.write_text(original)
+
+
+def alternate(versions: list[Version], times: int, step: Callable[[Version, int], None]) -> None:
+    for run in range(times):
+        order = versions if run % 2 == 0 else versions[::-1]
+        for version in order:
+            step(version, run)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after", nargs="?")
+    parser.add_argument("--version", default="0.5.23")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--warm-runs", type=int, default=11)
+    options = parser.parse_args()
+    tree = sglang_tree(options.version)
+    print(f"# sglang {options.version}: {count_files(tree)} files")
+    print(f"# {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {options.before} against {options.after or 'the working tree'}"
+    )
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
+        versions = []
+        for name, ref in (("before", options.before), ("after", options.after)):
+            path = stack.enter_context(package_at(ref))
+            assert imported_from(path, sys.executable).startswith(str(path))
+            versions.append(Version(name, path, Path(scratch) / name))
+        for version in versions:
+            prepare(version, tree)
+        # A checkout's files are older than the time within which a stamp is not trusted.
+        time.sleep(2.5)
+        for version in versions:
+            hooks(version, 1000)  # the first commit fills each cache
+            for kind in KINDS:
+                version.runs[kind].clear()
+
+        def cold(version: Version, run: int) -> None:
+            version.runs["cold"].append(measure(scan("--no-cache", str(tree)), env=version.env))
+
+        def warm(version: Version, run: int) -> None:
+            version.runs["warm"].append(measure(scan(str(tree)), env=version.env))
+
+        alternate(versions, options.runs, cold)
+        alternate(versions, options.warm_runs, warm)
+        alternate(versions, options.runs, hooks)
+        before, after = versions
+        print(f"{'':22} {'before':>9} {'after':>9}  after/before")
+        for kind in KINDS:
+            a = statistics.median(r.seconds for r in before.runs[kind])
+            b = statistics.median(r.seconds for r in after.runs[kind])
+            print(f"{kind:22} {a:8.2f}s {b:8.2f}s  {b / a:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
