@@ -18,6 +18,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from idxcheck.extract.lines import cpython_newlines, split_lines
 from idxcheck.findings import Finding
 from idxcheck.spans import Span
 from idxcheck.verdicts import Verdict
@@ -128,6 +129,7 @@ def read_comments(path: str, text: str) -> FileComments:
     """The suppression comments of one file (empty without the marker: the common case)."""
     if MARKER not in text.lower():
         return FileComments(path, ())
+    text = cpython_newlines(text)  # the tokenizer's lines are then CPython's
     found: list[Suppression] = []
     starts: dict[int, int] = {}
     try:
@@ -149,7 +151,7 @@ def read_comments(path: str, text: str) -> FileComments:
         # line so that they are still honoured where they stand.
         found = []
         starts = {}
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(split_lines(text, keepends=False), start=1):
             hash_at = line.find("#")
             if hash_at >= 0:
                 found.extend(_parse_comment(path, line[hash_at:], number, hash_at))
