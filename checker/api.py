@@ -1,7 +1,7 @@
 """The library API: what the CLI runs, usable from Python.
 
     from idxcheck.api import scan
-    from idxcheck.config import Config
+    from idxcheck.config import MAX_FILE_BYTES, Config
 
     outcome = scan(["python/sglang"], Config())
     for finding in outcome.result.findings: ...
@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from idxcheck import stamps
-from idxcheck.config import Config
+from idxcheck.config import MAX_FILE_BYTES, Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.findings import FileError, Finding, ScanResult
 from idxcheck.pathmatch import path_matches, relative_posix
@@ -55,6 +55,9 @@ class Scan:
     suppressed: tuple[Suppressed, ...]
     ignored: tuple[Finding, ...]
     files: tuple[str, ...]  # every file walked, as displayed
+    # The text analysed of each file a finding is reported in (by displayed path): code frames
+    # quote it, not the file as it is by the time the report is written.
+    texts: Mapping[str, str] = field(default_factory=dict)
 
 
 def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate], list[FileError]]:
@@ -62,7 +65,7 @@ def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate
     (anchored at its folder) both apply."""
     files: list[Candidate] = []
     errors: list[FileError] = []
-    for item in discover(paths, config.exclude, config.shown_as):
+    for item in discover(paths, config.exclude, config.shown_as, config.follow_links):
         if isinstance(item, DiscoveryError):
             errors.append(FileError(item.path, item.message))
             continue
@@ -124,6 +127,8 @@ def _scan(
     outcome = apply_policy(
         result, config, [c.display for c in candidates], texts, complete=True, unmarked=unmarked
     )
+    reported = {f.span.path for f in outcome.result.findings}
+    outcome = replace(outcome, texts={p: t for p, t in texts.items() if p in reported})
     if stamp_key is not None and stamps.settled(candidates, time.time()):
         stamps.store(config, stamp_key, outcome)
     outcome.result.stats.seconds = round(time.perf_counter() - started, 3)
@@ -164,9 +169,13 @@ def _read_and_scan(
     later: list[Candidate] = []
     if len(to_read) >= BACKGROUND_READ_FILES:
         to_read, later = to_read[: len(to_read) // 2], to_read[len(to_read) // 2 :]
-    read_later = _read_elsewhere(later, prefilter, config.jobs, known) if later else None
+    read_later = (
+        _read_elsewhere(later, prefilter, config.jobs, known, config.max_file_bytes)
+        if later
+        else None
+    )
     for candidate in to_read:
-        load_file(candidate, tree, prefilter, known)
+        load_file(candidate, tree, prefilter, known, config.max_file_bytes)
         if progress is not None:
             progress(tree.walked, total)
     if read_later is not None:
@@ -203,6 +212,7 @@ def _read_elsewhere(
     prefilter: Prefilter,
     jobs: int,
     known: Mapping[str, Located] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> Callable[[], tuple[list[SourceFile], list[FileError], dict[str, str], int]]:
     """`load_file` of each candidate, perhaps in another process (`workers.in_background`):
     the files read, the errors, the marked files' texts and the count walked."""
@@ -212,7 +222,7 @@ def _read_elsewhere(
     def read() -> tuple[list[SourceFile], list[FileError], dict[str, str], int]:
         part = LoadedTree()
         for candidate in candidates:
-            load_file(candidate, part, prefilter, known)
+            load_file(candidate, part, prefilter, known, max_bytes)
         return part.files, part.errors, part.marked, part.walked
 
     return in_background(read, jobs)
@@ -279,7 +289,7 @@ def apply_policy(
         for path in files:
             text = (texts or {}).get(path)
             if text is None and not complete:
-                text = _read_if_marked(path)
+                text = _read_if_marked(path, config.max_file_bytes)
             if path in unmarked:
                 comments.append(suppressions.FileComments(path, ()))
             elif text is not None:
@@ -304,14 +314,18 @@ def _ignored_for_file(finding: Finding, config: Config) -> bool:
     )
 
 
-def _read_if_marked(path: str) -> str | None:
+def _read_if_marked(path: str, max_bytes: int) -> str | None:
     from idxcheck import suppressions
 
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
     except OSError:
         return None  # the engine already reported it
+    if len(data) > max_bytes:
+        return None  # too large: an error the engine reported
     if suppressions.MARKER.encode() not in data.lower():
         return None
-    return data.decode("utf-8", errors="replace")
+    from idxcheck.extract.source import readable_text
+
+    return readable_text(data)

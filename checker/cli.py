@@ -343,7 +343,7 @@ def scan(
         find_config,
         load_config_file,
     )
-    from idxcheck.report.context import Report
+    from idxcheck.report.context import Report, SourceCache
     from idxcheck.verdicts import Verdict
 
     outputs = parse_formats(formats, output)
@@ -461,6 +461,7 @@ def scan(
         baseline_used=baseline_used,
         stale_baseline=stale,
         mode_order=mode_order,
+        sources=SourceCache(outcome.texts),
     )
     for name, path in outputs:
         stream = sys.stdout

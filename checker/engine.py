@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from idxcheck.cache import Cache, digest, solver_version
-from idxcheck.config import Config
+from idxcheck.config import MAX_FILE_BYTES, Config
 from idxcheck.discover import Candidate, DiscoveryError, discover
 from idxcheck.engine_cases import lift_formula
 from idxcheck.extract.batch_modes import feeds_batch_modes, modes_not_run
@@ -49,8 +49,10 @@ from idxcheck.extract.source import (
     SourceFile,
     data_digest,
     decode_source,
+    readable_text,
     reading,
     strip_comments,
+    too_large,
 )
 from idxcheck.extract.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, UnknownV, Value
 from idxcheck.findings import FileError, Finding, Related, ScanResult, SiteNote, Stats
@@ -318,11 +320,11 @@ def _holds_marker(data: bytes, text: str) -> bool:
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
     tree = LoadedTree()
     prefilter = Prefilter(profile)
-    for item in discover(paths, config.exclude, config.shown_as):
+    for item in discover(paths, config.exclude, config.shown_as, config.follow_links):
         if isinstance(item, DiscoveryError):
             tree.errors.append(FileError(item.path, item.message))
             continue
-        load_file(item, tree, prefilter)
+        load_file(item, tree, prefilter, max_bytes=config.max_file_bytes)
     return tree
 
 
@@ -331,15 +333,24 @@ def load_file(
     tree: LoadedTree,
     prefilter: Prefilter,
     known: Mapping[str, Located] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> None:
     """Read one discovered file into the tree when it passes the prefilter. With `known`
     (what the last scan with the cache found in the files it read as Python, `located`), a
     file whose bytes are the same is taken as found then, and the digest of the bytes of a
-    file read as Python is kept on it."""
+    file read as Python is kept on it. A file of more than `max_bytes` is an error, told by
+    the walk's size before it is read and by a read that stops one byte past the limit."""
     tree.walked += 1
+    if item.stamp[0] > max_bytes:
+        tree.errors.append(FileError(item.display, too_large(item.stamp[0], max_bytes)))
+        return
     try:
         with open(item.path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
+            if len(data) > max_bytes:  # grown since the walk
+                size = max(os.fstat(handle.fileno()).st_size, len(data))
+                tree.errors.append(FileError(item.display, too_large(size, max_bytes)))
+                return
     except OSError as exc:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
@@ -382,7 +393,7 @@ def load_file(
                 tree.hits.add(text_file, prefilter)
                 return
     if _MARKER in data.lower():
-        tree.marked[item.display] = data.decode("utf-8", errors="replace")
+        tree.marked[item.display] = readable_text(data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from idxcheck.cache import Cache, solver_version
+from idxcheck.config import MAX_FILE_BYTES
 from idxcheck.engine import Checker, ClassIndex, FilePart, TreeFacts
 from idxcheck.extract.source import (
     Block,
@@ -547,7 +548,10 @@ class _AheadParser:
         if path not in self._files:
             try:
                 with open(path, "rb") as handle:
-                    self._files[path] = SourceFile.from_bytes(path, handle.read())
+                    data = handle.read(MAX_FILE_BYTES + 1)
+                # A larger file is the scan's error to report: not parsed ahead.
+                too_large = len(data) > MAX_FILE_BYTES
+                self._files[path] = None if too_large else SourceFile.from_bytes(path, data)
             except (OSError, SourceError):
                 self._files[path] = None
         return self._files[path]
