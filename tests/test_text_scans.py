@@ -14,7 +14,7 @@ import pytest
 from idxcheck.engine import _quotes_any
 from idxcheck.extract.lines import cpython_newlines, split_lines
 from idxcheck.extract.modes import top_level_alternatives
-from idxcheck.extract.source import SourceFile, locate_blocks, locate_blocks_in_text
+from idxcheck.extract.source import Block, SourceFile, locate_blocks, locate_blocks_in_text
 from idxcheck.kernels import _calls
 from idxcheck.sym.terms import (
     Atom,
@@ -55,7 +55,8 @@ EDGE_TEXTS = [
 def test_blocks_located_in_the_text_are_the_line_by_line_blocks(text: str) -> None:
     lines = split_lines(text)  # CPython's lines, of the text with CPython's line ends
     expected = locate_blocks(lines)
-    source = SourceFile("x.py", text)
+    in_text = locate_blocks_in_text(cpython_newlines(text))
+    source = SourceFile("x.py", text, located=in_text or (expected, {}))
     assert source.blocks == expected
     for block in expected:
         assert source.text == cpython_newlines(text)
@@ -66,6 +67,14 @@ def test_blocks_located_in_the_text_are_the_line_by_line_blocks(text: str) -> No
         )
     if "\r" in text:
         assert locate_blocks_in_text(text) is None
+
+
+def test_a_block_that_ends_in_a_string_is_placed_by_cpython() -> None:
+    # The line scan ends `C` inside its string and finds a class `Inside` there; the blocks
+    # of the file are CPython's statements.
+    text = EDGE_TEXTS[8]
+    assert [b.name for b in locate_blocks(split_lines(text))] == ["C", "Inside"]
+    assert SourceFile("x.py", text).blocks == [Block("class", "C", 1, 1, 4)]
 
 
 @pytest.mark.parametrize(

@@ -165,6 +165,8 @@ def _changed_by_nfkc(text: str) -> bool:
     """Whether `text` holds a character of an identifier that NFKC changes (a fullwidth
     letter, a ligature): in a name, CPython reads it normalised (fullwidth punctuation in a
     comment does not count)."""
+    if unicodedata.is_normalized("NFKC", text):
+        return False  # nearly every text outside ASCII (tested in C)
     for char in set(_NON_ASCII.findall(text)):
         if ("_" + char).isidentifier() and unicodedata.normalize("NFKC", char) != char:
             return True
@@ -450,6 +452,55 @@ def locate_blocks(lines: list[str]) -> list[Block]:
             end -= 1
         blocks.append(Block(kind, name, start, header, end))
     return blocks
+
+
+def _ends_in_a_string(
+    located: tuple[list[Block], dict[Block, Offsets]], text: str, lines: Callable[[], list[str]]
+) -> bool:
+    """Whether a block the line scan found may end inside a triple-quoted string: its text
+    holds an odd number of `\"\"\"` or of `\'\'\'`. A line of a string at column 0 ends a block
+    early, and the rest of the class (the hit lines after the string) would lie in no block."""
+    blocks, offsets = located
+    for block in blocks:
+        found = offsets.get(block)
+        if found is not None:
+            doubles = text.count('"""', found[0], found[3])
+            singles = text.count("'''", found[0], found[3])
+        else:
+            piece = "".join(lines()[block.start_line - 1 : block.end_line])
+            doubles, singles = piece.count('"""'), piece.count("'''")
+        if doubles % 2 or singles % 2:
+            return True
+    return False
+
+
+def _blocks_of_tree(text: str, lines: list[str]) -> tuple[list[Block], dict[Block, Offsets]] | None:
+    """The top-level blocks as CPython's tree places its statements (`locate_blocks`'s ends,
+    from the statements' first lines); None where CPython does not parse the text."""
+    try:
+        tree = cpython_check(text)
+    except SourceError:
+        return None
+    if isinstance(tree, SyntaxError):
+        return None
+    defined = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    firsts: list[int] = []
+    starts: list[tuple[int, int, str, str]] = []
+    for stmt in tree.body:
+        decorators = stmt.decorator_list if isinstance(stmt, defined) else []
+        first = min([stmt.lineno, *(d.lineno for d in decorators)])
+        firsts.append(first)
+        if isinstance(stmt, defined):
+            kind = "class" if isinstance(stmt, ast.ClassDef) else "def"
+            starts.append((first, stmt.lineno, kind, stmt.name))
+    boundaries = [*firsts, len(lines) + 1]
+    blocks: list[Block] = []
+    for start, header, kind, name in starts:
+        end = boundaries[bisect.bisect_right(boundaries, header)] - 1
+        while end > header and not lines[end - 1].strip():
+            end -= 1
+        blocks.append(Block(kind, name, start, header, end))
+    return blocks, {}
 
 
 class FunctionSource:
@@ -802,11 +853,11 @@ class SourceFile:
         self._lines: list[str] | None = None
         if located is None:
             located = locate_blocks_in_text(text)
-        if located is None:
-            self.blocks = locate_blocks(self.lines)
-            self._offsets: dict[Block, Offsets] = {}
-        else:
-            self.blocks, self._offsets = located
+            if located is None:
+                located = (locate_blocks(self.lines), {})
+            if _ends_in_a_string(located, text, lambda: self.lines):
+                located = _blocks_of_tree(text, self.lines) or located
+        self.blocks, self._offsets = located
         self._by_name: dict[str, list[Block]] = {}
         for block in self.blocks:
             self._by_name.setdefault(block.name, []).append(block)

@@ -172,6 +172,35 @@ def test_unicode_class_names(kind: str, string: bool, tmp_path: Path) -> None:
     assert {f.function.split(".")[0] for f in outcome.result.findings} == {cpython_name.name}
 
 
+STRINGS_AT_COLUMN_0 = {
+    # The class's first statement: every hit line comes after the string.
+    "class-docstring": (
+        "class DraftExtendBackend:\n",
+        'class DraftExtendBackend:\n    """A backend.\nat column 0\n"""\n\n',
+    ),
+    # Lines that read as a class and a function at column 0, inside a method's string.
+    "headers-in-a-string": (
+        "    def _graph_metadata",
+        '    def helper(self):\n        return """\nclass Inside:\ndef inner():\n"""\n\n'
+        "    def _graph_metadata",
+    ),
+    "single-quotes": (
+        "class DraftExtendBackend:\n",
+        "class DraftExtendBackend:\n    x = '''\nat column 0\n'''\n\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(STRINGS_AT_COLUMN_0))
+def test_strings_with_lines_at_column_0(shape: str, tmp_path: Path) -> None:
+    old, new = STRINGS_AT_COLUMN_0[shape]
+    text = original().replace(old, new, 1)
+    assert text != original()
+    outcome = scan([write(tmp_path, text)])
+    assert outcome.result.errors == []
+    assert found(outcome) == expected(text)
+
+
 def test_names_are_read_as_cpython_normalises_them(tmp_path: Path) -> None:
     # `self.speculative_num_steps` with a fullwidth s is the same name to CPython: the stride
     # reads the attribute `__init__` set, and the finding stands.
