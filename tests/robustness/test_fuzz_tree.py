@@ -263,6 +263,34 @@ def test_random_files_beside_a_backend(
     check_tree(work_root, files, reference)
 
 
+# Characters CPython reads as ordinary in a comment, with the ones `str.splitlines` breaks at.
+COMMENT_CHARS = st.one_of(
+    st.sampled_from(["\f", "\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\t"]),
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00"),
+)
+
+
+@TREE_FUZZ
+@given(line=st.integers(min_value=0), junk=st.text(COMMENT_CHARS, min_size=1, max_size=12))
+def test_random_comment_in_the_backend(
+    line: int, junk: str, work_root: Path, reference: list[tuple[int, int, str, str, str]]
+) -> None:
+    # A comment of random characters at the end of one of the backend's lines: no line
+    # moves, so the findings are the backend's own (line, column, code, mode and message).
+    lines = BUG.read_text(encoding="utf-8").split("\n")
+    line %= len(lines) - 1
+    if lines[line].rstrip().endswith("\\") or "idxcheck:" in junk.lower():
+        return
+    lines[line] += "  # " + junk
+    work = Path(tempfile.mkdtemp(dir=work_root))
+    tree = build_tree(work, [])
+    with open(os.path.join(tree, "backend.py"), "w", encoding="utf-8", newline="") as handle:
+        handle.write("\n".join(lines))
+    outcome = scan([tree], Config(jobs=1))
+    assert outcome.result.errors == []
+    assert findings_of(outcome, os.path.join(tree, "backend.py")) == reference
+
+
 NOT_UTF8 = [piece for piece in NAME_PIECES if not utf8_paths([(b"", piece, b"", b"")])]
 
 
