@@ -65,7 +65,9 @@ def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate
     (anchored at its folder) both apply."""
     files: list[Candidate] = []
     errors: list[FileError] = []
-    for item in discover(paths, config.exclude, config.shown_as, config.follow_links):
+    for item in discover(
+        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots
+    ):
         if isinstance(item, DiscoveryError):
             errors.append(FileError(item.path, item.message))
             continue

@@ -49,16 +49,19 @@ class Config:
     # lead out of the scanned paths (`idxcheck.discover`): `follow-links` in the file.
     max_file_bytes: int = MAX_FILE_BYTES
     follow_links: bool = False
+    # Folders that links may lead into besides the scanned paths: `--diff-base` scans a ref's
+    # files exported elsewhere, the unchanged ones as links to the work tree's.
+    link_roots: tuple[str, ...] = ()
 
     def key_settings(self) -> str:
         """The settings a result depends on, for cache keys (where the cache is, how many
         workers compute the result, and where the files named are read from change nothing
-        in it: what is read is keyed by its text)."""
+        in it: what is read is keyed by its text, and which files are read by their names)."""
         return repr(
             sorted(
                 (k, v)
                 for k, v in self.__dict__.items()
-                if k not in ("cache_dir", "jobs", "shown_as")
+                if k not in ("cache_dir", "jobs", "shown_as", "link_roots")
             )
         )
 

@@ -91,13 +91,15 @@ def discover(
     exclude: Sequence[str] = (),
     shown_as: Sequence[str] | None = None,
     follow_links: bool = False,
+    link_roots: Sequence[str] = (),
 ) -> Iterator[Candidate | DiscoveryError]:
     """The files under `paths`. `shown_as`: the name to display each path by (the files of a
     git ref exported elsewhere, named as the work tree's), else the path itself.
-    `follow_links`: follow symbolic links that lead out of `paths` too."""
+    `follow_links`: follow symbolic links that lead out of `paths` too; `link_roots`: folders
+    besides `paths` that links may lead into."""
     seen: set[tuple[int, int]] = set()
     visited_dirs: set[tuple[int, int]] = set()  # shared by the roots: no folder walked twice
-    roots = None if follow_links else _real_roots(paths)
+    roots = None if follow_links else _real_roots([*paths, *link_roots])
     for index, root in enumerate(paths):
         shown = shown_as[index] if shown_as is not None else root
         if not os.path.lexists(root):

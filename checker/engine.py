@@ -320,7 +320,9 @@ def _holds_marker(data: bytes, text: str) -> bool:
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
     tree = LoadedTree()
     prefilter = Prefilter(profile)
-    for item in discover(paths, config.exclude, config.shown_as, config.follow_links):
+    for item in discover(
+        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots
+    ):
         if isinstance(item, DiscoveryError):
             tree.errors.append(FileError(item.path, item.message))
             continue
