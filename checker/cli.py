@@ -364,7 +364,7 @@ def scan(
     from idxcheck.app.outfile import OutputError
     from idxcheck.app.policy import PolicyOptions, apply_policy
     from idxcheck.model.verdicts import Verdict
-    from idxcheck.report.context import Report
+    from idxcheck.report.context import Report, SourceCache
 
     outputs = parse_formats(formats, output)
     _validate_codes(select, "--select")
@@ -463,6 +463,7 @@ def scan(
         baseline_used=outcome.baseline_used,
         stale_baseline=outcome.stale_baseline,
         mode_order=mode_order,
+        sources=SourceCache(outcome.texts),
     )
     for name, path in outputs:
         stream = sys.stdout

@@ -4,8 +4,9 @@ the class alone."""
 
 from __future__ import annotations
 
-from idxcheck.source.files import SourceFile
+from idxcheck.source.files import SourceFile, locate_blocks
 from idxcheck.source.index import DataclassIndex, dataclass_fields
+from idxcheck.source.lines import split_lines
 
 TEXT = """
 import dataclasses
@@ -39,8 +40,10 @@ a line at column 0"""
 '''
 
 
-def _fields(text: str, name: str) -> tuple[str, ...] | None:
-    source = SourceFile("m.py", text)
+def _fields(text: str, name: str, line_scan: bool = False) -> tuple[str, ...] | None:
+    """`line_scan`: the file's blocks as the line scan finds them, whatever their strings."""
+    located = (locate_blocks(split_lines(text)), {}) if line_scan else None
+    source = SourceFile("m.py", text, located=located)
     return DataclassIndex([source]).resolver(source)(name)
 
 
@@ -56,9 +59,13 @@ def test_a_class_that_is_not_a_dataclass_has_none() -> None:
 
 
 def test_a_block_cut_short_by_a_column_0_line_is_read_from_the_whole_module() -> None:
-    source = SourceFile("m.py", SPLIT)
-    block = source.blocks_named("Split")[0]
-    assert block.end_line < len(SPLIT.splitlines())  # the line scan stops at the string
+    # The line scan stops the block at the string; a block placed so (where its quotes do not
+    # tell) is read from the whole module. The file's own blocks are CPython's.
+    cut = locate_blocks(split_lines(SPLIT))
+    assert [b.end_line for b in cut if b.name == "Split"] == [8]
+    assert _fields(SPLIT, "Split", line_scan=True) == ("qo_indptr", "kv_indptr")
+    whole = SourceFile("m.py", SPLIT).blocks_named("Split")[0]
+    assert whole.end_line == len(SPLIT.splitlines())
     assert _fields(SPLIT, "Split") == ("qo_indptr", "kv_indptr")
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from idxcheck.model.spans import Span
 from idxcheck.source.cstwalk import descendants
-from idxcheck.source.files import FunctionSource, SourceFile
+from idxcheck.source.files import FunctionSource, SourceFile, locate_blocks
+from idxcheck.source.lines import split_lines
 
 from .realtree import sglang_tree
 
@@ -276,12 +277,15 @@ a line at column 0 (inside a string)"""
 '''
 
 
-def test_methods_after_a_column_0_string_are_placed_at_their_def() -> None:
-    # The line scan ends the class at the string's column-0 line; the class is parsed from the
-    # whole module, and its methods are placed from CPython's tree of that module.
-    source = SourceFile("col0.py", COLUMN_0_STRING)
+@pytest.mark.parametrize("line_scan", [True, False], ids=["line-scan-blocks", "cpython-blocks"])
+def test_methods_after_a_column_0_string_are_placed_at_their_def(line_scan: bool) -> None:
+    # The line scan ends the class at the string's column-0 line; a block placed so (where its
+    # quotes do not tell) is parsed from the whole module, and its methods are placed from
+    # CPython's tree of that module. The file's own blocks are CPython's statements.
+    located = (locate_blocks(split_lines(COLUMN_0_STRING)), {}) if line_scan else None
+    source = SourceFile("col0.py", COLUMN_0_STRING, located=located)
     block = source.blocks[0]
-    assert block.end_line == 3
+    assert block.end_line == (3 if line_scan else 13)
     methods = source.class_source(block).methods
     assert {name: fn.def_line for name, fn in methods.items()} == {
         "__init__": 2,

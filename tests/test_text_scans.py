@@ -14,7 +14,8 @@ import pytest
 from idxcheck.facts.kernels import _calls
 from idxcheck.facts.modes import top_level_alternatives
 from idxcheck.facts.tree import _quotes_any
-from idxcheck.source.files import SourceFile, locate_blocks, locate_blocks_in_text
+from idxcheck.source.files import Block, SourceFile, locate_blocks, locate_blocks_in_text
+from idxcheck.source.lines import cpython_newlines, split_lines
 from idxcheck.sym.terms import (
     Atom,
     Cmp,
@@ -40,7 +41,9 @@ EDGE_TEXTS = [
     "x\n\ndef f():\n\n  return 1\n\n\n",
     "async def g():\n    return 1\n)\ndef h():\n    pass\n",
     'class C:\n    s = """\nclass Inside:\n"""\n',
-    "class W:\r\n    pass\r\n",  # other line breaks: the line-by-line path
+    "class W:\r\n    pass\r\n",  # carriage returns and form feeds: the line-by-line path
+    "class V:\r    pass\r\x0c\r\x0cclass U:\r    pass\r",
+    "class T:\n    x = 1  # \x0b\x1c\x85\u2028\n    y = 2\n",  # not line ends to CPython
 ]
 
 
@@ -50,11 +53,13 @@ EDGE_TEXTS = [
     ids=[*(str(p) for p in SOURCES), *(f"edge{i}" for i in range(len(EDGE_TEXTS)))],
 )
 def test_blocks_located_in_the_text_are_the_line_by_line_blocks(text: str) -> None:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)  # CPython's lines, of the text with CPython's line ends
     expected = locate_blocks(lines)
-    source = SourceFile("x.py", text)
+    in_text = locate_blocks_in_text(cpython_newlines(text))
+    source = SourceFile("x.py", text, located=in_text or (expected, {}))
     assert source.blocks == expected
     for block in expected:
+        assert source.text == cpython_newlines(text)
         assert source.header_text(block) == "".join(lines[block.start_line - 1 : block.header_line])
         assert source.block_text(block) == "".join(lines[block.start_line - 1 : block.end_line])
         assert source.block_text(block, decorators=False) == "".join(
@@ -62,6 +67,14 @@ def test_blocks_located_in_the_text_are_the_line_by_line_blocks(text: str) -> No
         )
     if "\r" in text:
         assert locate_blocks_in_text(text) is None
+
+
+def test_a_block_that_ends_in_a_string_is_placed_by_cpython() -> None:
+    # The line scan ends `C` inside its string and finds a class `Inside` there; the blocks
+    # of the file are CPython's statements.
+    text = EDGE_TEXTS[8]
+    assert [b.name for b in locate_blocks(split_lines(text))] == ["C", "Inside"]
+    assert SourceFile("x.py", text).blocks == [Block("class", "C", 1, 1, 4)]
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,8 @@ def findings_at_ref(
         return Counter()  # the paths are new since the ref: everything is new
     with tempfile.TemporaryDirectory(prefix="idxcheck-base-") as folder:
         gitutil.export_linked(top, commit, [r for _, r in present], folder)
-        base_config = replace(config, shown_as=tuple(p for p, _ in present))
+        # The unchanged files are links to the work tree's, which the walk may follow.
+        shown = tuple(p for p, _ in present)
+        base_config = replace(config, shown_as=shown, link_roots=shown)
         outcome = scan([os.path.join(folder, r) for _, r in present], base_config)
         return Counter(f.fingerprint for f in outcome.result.findings)

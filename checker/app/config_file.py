@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from idxcheck.model.budget import DEFAULT_RLIMIT
-from idxcheck.model.config import Config
+from idxcheck.model.config import MAX_FILE_BYTES, Config
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +41,8 @@ KEYS = (
     "widths",
     "rlimit",
     "strict",
+    "max-file-bytes",
+    "follow-links",
 )
 
 
@@ -63,6 +65,8 @@ class FileSettings:
     widths: tuple[tuple[str, str], ...] | None = None
     rlimit: int | None = None
     strict: bool | None = None
+    max_file_bytes: int | None = None
+    follow_links: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,17 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
         if not isinstance(section["strict"], bool):
             raise ConfigError(f"{where}: strict must be true or false, got {section['strict']!r}")
         settings["strict"] = section["strict"]
+    if "max-file-bytes" in section:
+        value = section["max-file-bytes"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{where}: max-file-bytes must be a positive integer, got {value!r}")
+        settings["max_file_bytes"] = value
+    if "follow-links" in section:
+        if not isinstance(section["follow-links"], bool):
+            raise ConfigError(
+                f"{where}: follow-links must be true or false, got {section['follow-links']!r}"
+            )
+        settings["follow_links"] = section["follow-links"]
     given = {k: v for k, v in settings.items() if v is not None}
     parsed = FileSettings(path=path, root=os.path.dirname(os.path.abspath(path)), **given)
     _check_profile(parsed, where)
@@ -263,4 +278,6 @@ def build_config(settings: FileSettings | None, cli: Overrides) -> Config:
         ),
         root=file.root if settings is not None else None,
         source=settings.path if settings is not None else None,
+        max_file_bytes=file.max_file_bytes or MAX_FILE_BYTES,
+        follow_links=bool(file.follow_links),
     )

@@ -48,7 +48,8 @@ def apply_policy(
         outcome = _baselines(outcome, config, options)
     if options.confirm is not None and outcome.result.findings:
         outcome = _confirmed(outcome, options.confirm, progress)
-    return outcome
+    reported = {f.span.path for f in outcome.result.findings}
+    return replace(outcome, texts={p: t for p, t in scanned.texts.items() if p in reported})
 
 
 def _suppress(scanned: Scanned, config: Config) -> Scan:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.incremental import stamps
 from idxcheck.model.comments import FileComments
-from idxcheck.model.config import Config
+from idxcheck.model.config import MAX_FILE_BYTES, Config
 from idxcheck.model.findings import FileError, ScanResult
 from idxcheck.model.outcome import Scanned
 from idxcheck.source.discover import Candidate, DiscoveryError, discover
@@ -36,7 +36,9 @@ def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate
     (anchored at its folder) both apply."""
     files: list[Candidate] = []
     errors: list[FileError] = []
-    for item in discover(paths, config.exclude, config.shown_as):
+    for item in discover(
+        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots
+    ):
         if isinstance(item, DiscoveryError):
             errors.append(FileError(item.path, item.message))
             continue
@@ -96,7 +98,13 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     unmarked = frozenset(s.path for s in tree.files if s.holds_marker is False)
     files = [c.display for c in candidates]
     comments = read_file_comments(result, config, files, texts, complete=True, unmarked=unmarked)
-    found = Scanned(result, comments, tuple(files))
+    # The text analysed of each file a finding may be reported in: code frames quote it, not
+    # the file as it is by the time the report is written.
+    reported = {f.span.path for f in result.findings}
+    reported |= {c.path for c in comments if c.suppressions}
+    found = Scanned(
+        result, comments, tuple(files), {p: t for p, t in texts.items() if p in reported}
+    )
     if stamp_key is not None and stamps.settled(candidates, time.time()):
         stamps.store(config, stamp_key, found)
     return found
@@ -135,9 +143,13 @@ def _read_and_scan(
     later: list[Candidate] = []
     if len(to_read) >= BACKGROUND_READ_FILES:
         to_read, later = to_read[: len(to_read) // 2], to_read[len(to_read) // 2 :]
-    read_later = _read_elsewhere(later, prefilter, config.jobs, known) if later else None
+    read_later = (
+        _read_elsewhere(later, prefilter, config.jobs, known, config.max_file_bytes)
+        if later
+        else None
+    )
     for candidate in to_read:
-        load_file(candidate, tree, prefilter, known)
+        load_file(candidate, tree, prefilter, known, config.max_file_bytes)
         if progress is not None:
             progress(tree.walked, total)
     if read_later is not None:
@@ -174,6 +186,7 @@ def _read_elsewhere(
     prefilter: Prefilter,
     jobs: int,
     known: Mapping[str, Located] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> Callable[[], tuple[list[SourceFile], list[FileError], dict[str, str], int]]:
     """`load_file` of each candidate, perhaps in another process (`workers.in_background`):
     the files read, the errors, the marked files' texts and the count walked."""
@@ -183,7 +196,7 @@ def _read_elsewhere(
     def read() -> tuple[list[SourceFile], list[FileError], dict[str, str], int]:
         part = LoadedTree()
         for candidate in candidates:
-            load_file(candidate, part, prefilter, known)
+            load_file(candidate, part, prefilter, known, max_bytes)
         return part.files, part.errors, part.marked, part.walked
 
     return in_background(read, jobs)
@@ -247,7 +260,7 @@ def read_file_comments(
         for path in files:
             text = (texts or {}).get(path)
             if text is None and not complete:
-                text = _read_if_marked(path)
+                text = _read_if_marked(path, config.max_file_bytes)
             if path in unmarked:
                 comments.append(FileComments(path, ()))
             elif text is not None:
@@ -255,14 +268,18 @@ def read_file_comments(
     return tuple(comments)
 
 
-def _read_if_marked(path: str) -> str | None:
+def _read_if_marked(path: str, max_bytes: int) -> str | None:
     from idxcheck.source.comments import MARKER
 
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
     except OSError:
         return None  # the engine already reported it
+    if len(data) > max_bytes:
+        return None  # too large: an error the engine reported
     if MARKER.encode() not in data.lower():
         return None
-    return data.decode("utf-8", errors="replace")
+    from idxcheck.source.files import readable_text
+
+    return readable_text(data)

@@ -204,7 +204,7 @@ def _assignment(cls: ClassSource, attr: str) -> tuple[Span, str]:
     """Where `self.<attr>` is first assigned in `__init__`, and the text assigned (joined over
     the lines of a parenthesised right-hand side)."""
     init = cls.methods["__init__"]
-    lines = init.raw_text().splitlines()
+    lines = init.raw_text().split("\n")  # CPython's lines: the text's line ends are "\n"
     pattern = re.compile(rf"self\.{attr}\s*=\s*(.*)")
     for offset, line in enumerate(lines):
         match = pattern.search(line)

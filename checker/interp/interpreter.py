@@ -396,22 +396,32 @@ class ClassInterpreter:
                 state.env[local] = FunctionRefV(imported)
 
     def exec_if(self, stmt: cst.If, state: State, frame: Frame) -> State:
-        cond = self.condition(stmt.test, state, frame)
-        then_pc = conj(state.pc, cond)
-        else_pc = conj(state.pc, neg(cond))
-        then_state = state.fork(then_pc)
-        if then_pc != FALSE:
-            then_state = self.exec_suite(stmt.body, then_state, frame)
-        else:
-            then_state.alive = False
-        else_state = state.fork(else_pc)
-        if else_pc == FALSE:
-            else_state.alive = False
-        elif isinstance(stmt.orelse, cst.If):
-            else_state = self.exec_if(stmt.orelse, else_state, frame)
-        elif isinstance(stmt.orelse, cst.Else):
-            else_state = self.exec_suite(stmt.orelse.body, else_state, frame)
-        return self.join(cond, then_state, else_state, state.pc, then_pc, else_pc)
+        # An `elif` chain is walked in a loop and joined from its end, as the recursion over
+        # `orelse` would: a valid chain of a few thousand branches is deeper than Python's
+        # recursion limit.
+        branches: list[tuple[Formula, State, Formula, Formula, Formula]] = []
+        current: cst.If | None = stmt
+        while current is not None:
+            cond = self.condition(current.test, state, frame)
+            then_pc = conj(state.pc, cond)
+            else_pc = conj(state.pc, neg(cond))
+            then_state = state.fork(then_pc)
+            if then_pc != FALSE:
+                then_state = self.exec_suite(current.body, then_state, frame)
+            else:
+                then_state.alive = False
+            branches.append((cond, then_state, state.pc, then_pc, else_pc))
+            else_state = state.fork(else_pc)
+            orelse, current = current.orelse, None
+            if else_pc == FALSE:
+                else_state.alive = False
+            elif isinstance(orelse, cst.If):
+                state, current = else_state, orelse
+            elif isinstance(orelse, cst.Else):
+                else_state = self.exec_suite(orelse.body, else_state, frame)
+        for cond, then_state, pc, then_pc, else_pc in reversed(branches):
+            else_state = self.join(cond, then_state, else_state, pc, then_pc, else_pc)
+        return else_state
 
     def join(
         self,

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 from idxcheck.model.budget import DEFAULT_RLIMIT
 
+# The largest file a scan reads, in bytes (`max-file-bytes` in `[tool.idxcheck]`): a larger
+# one is a per-file error, told by its size before it is read, and no read takes more than
+# this plus one byte, so a file that grows meanwhile is caught too. The largest Python file of
+# an SGLang release is under a megabyte; an 8 GB file would otherwise be read whole.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Config:
@@ -39,16 +45,23 @@ class Config:
     # tree's files, so that an unchanged file has the same name and text, and so the same
     # cached analysis, in both scans.
     shown_as: tuple[str, ...] | None = None
+    # The largest file read (`MAX_FILE_BYTES`), and whether the walk follows symbolic links that
+    # lead out of the scanned paths (`idxcheck.discover`): `follow-links` in the file.
+    max_file_bytes: int = MAX_FILE_BYTES
+    follow_links: bool = False
+    # Folders that links may lead into besides the scanned paths: `--diff-base` scans a ref's
+    # files exported elsewhere, the unchanged ones as links to the work tree's.
+    link_roots: tuple[str, ...] = ()
 
     def key_settings(self) -> str:
         """The settings a result depends on, for cache keys (where the cache is, how many
         workers compute the result, and where the files named are read from change nothing
-        in it: what is read is keyed by its text)."""
+        in it: what is read is keyed by its text, and which files are read by their names)."""
         return repr(
             sorted(
                 (k, v)
                 for k, v in self.__dict__.items()
-                if k not in ("cache_dir", "jobs", "shown_as")
+                if k not in ("cache_dir", "jobs", "shown_as", "link_roots")
             )
         )
 

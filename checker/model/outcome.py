@@ -3,7 +3,8 @@ the application returns (`Scan`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from idxcheck.model.comments import FileComments, Suppression
 from idxcheck.model.findings import Finding, ScanResult
@@ -17,6 +18,9 @@ class Scanned:
     result: ScanResult
     comments: tuple[FileComments, ...]
     files: tuple[str, ...]
+    # The text analysed of each file a finding may be reported in (by displayed path): code
+    # frames quote it, not the file as it is by the time the report is written.
+    texts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -40,3 +44,5 @@ class Scan:
     baselined: tuple[Finding, ...] = ()
     baseline_used: bool = False
     stale_baseline: int = 0  # baseline entries no finding matched
+    # The text analysed of each file a finding is reported in (`Scanned.texts`).
+    texts: Mapping[str, str] = field(default_factory=dict)

@@ -31,6 +31,7 @@ from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.checker import Checker
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.parts import analysed_part, stored_part
+from idxcheck.model.config import MAX_FILE_BYTES
 from idxcheck.source.files import Block, SourceError, SourceFile, parse_ahead, texts_left_out
 from idxcheck.source.index import ClassIndex
 from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
@@ -540,7 +541,10 @@ class _AheadParser:
         if path not in self._files:
             try:
                 with open(path, "rb") as handle:
-                    self._files[path] = SourceFile.from_bytes(path, handle.read())
+                    data = handle.read(MAX_FILE_BYTES + 1)
+                # A larger file is the scan's error to report: not parsed ahead.
+                too_large = len(data) > MAX_FILE_BYTES
+                self._files[path] = None if too_large else SourceFile.from_bytes(path, data)
             except (OSError, SourceError):
                 self._files[path] = None
         return self._files[path]

@@ -6,12 +6,13 @@ each format exactly: nothing here reads the clock or the absolute working direct
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.model.verdicts import Verdict
+from idxcheck.source.lines import split_lines
 
 if TYPE_CHECKING:
     from idxcheck.model.comments import Suppression
@@ -24,18 +25,20 @@ EXIT_DESCRIPTIONS = {
 
 
 class SourceCache:
-    """Source lines of reported files, read once per file (None when unreadable)."""
+    """Source lines of reported files, as CPython numbers them, once per file (None when
+    unreadable): from `texts`, the texts the scan analysed (`api.Scan.texts`), else read from
+    the file and decoded as the analysis decodes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, texts: Mapping[str, str] | None = None) -> None:
+        self._texts = dict(texts or {})
         self._lines: dict[str, list[str] | None] = {}
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    self._lines[path] = handle.read().splitlines()
-            except (OSError, ValueError):  # ValueError: a name no file can have (a NUL)
-                self._lines[path] = None
+            text = self._texts.get(path)
+            if text is None:
+                text = _read(path)
+            self._lines[path] = None if text is None else split_lines(text, keepends=False)
         return self._lines[path]
 
     def line(self, path: str, number: int) -> str | None:
@@ -43,6 +46,18 @@ class SourceCache:
         if lines is None or not 1 <= number <= len(lines):
             return None
         return lines[number - 1]
+
+
+def _read(path: str) -> str | None:
+    from idxcheck.model.config import MAX_FILE_BYTES
+    from idxcheck.source.files import readable_text
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL)
+        return None
+    return None if len(data) > MAX_FILE_BYTES else readable_text(data)
 
 
 @dataclass(frozen=True)

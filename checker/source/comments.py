@@ -16,6 +16,7 @@ import re
 import tokenize
 
 from idxcheck.model.comments import FileComments, Suppression
+from idxcheck.source.lines import cpython_newlines, split_lines
 
 MARKER = "idxcheck:"
 
@@ -29,6 +30,7 @@ def read_comments(path: str, text: str) -> FileComments:
     """The suppression comments of one file (empty without the marker: the common case)."""
     if MARKER not in text.lower():
         return FileComments(path, ())
+    text = cpython_newlines(text)  # the tokenizer's lines are then CPython's
     found: list[Suppression] = []
     starts: dict[int, int] = {}
     try:
@@ -50,7 +52,7 @@ def read_comments(path: str, text: str) -> FileComments:
         # line so that they are still honoured where they stand.
         found = []
         starts = {}
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(split_lines(text, keepends=False), start=1):
             hash_at = line.find("#")
             if hash_at >= 0:
                 found.extend(_parse_comment(path, line[hash_at:], number, hash_at))

@@ -1,5 +1,8 @@
 """Finding the files to scan: walk files and folders, skip VCS, virtualenv and build folders and
-`--exclude` globs, never follow a symlink into a loop."""
+`--exclude` globs. The walk enters each folder once (by device and inode), so a link back into
+the tree is no loop, and follows no symbolic link that leads out of the scanned paths (a link to
+`/` or `/proc` would walk the whole machine) unless `follow-links` is set: such a link is a
+per-file error that names its target."""
 
 from __future__ import annotations
 
@@ -85,18 +88,26 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def discover(
-    paths: Sequence[str], exclude: Sequence[str] = (), shown_as: Sequence[str] | None = None
+    paths: Sequence[str],
+    exclude: Sequence[str] = (),
+    shown_as: Sequence[str] | None = None,
+    follow_links: bool = False,
+    link_roots: Sequence[str] = (),
 ) -> Iterator[Candidate | DiscoveryError]:
     """The files under `paths`. `shown_as`: the name to display each path by (the files of a
-    git ref exported elsewhere, named as the work tree's), else the path itself."""
+    git ref exported elsewhere, named as the work tree's), else the path itself.
+    `follow_links`: follow symbolic links that lead out of `paths` too; `link_roots`: folders
+    besides `paths` that links may lead into."""
     seen: set[tuple[int, int]] = set()
+    visited_dirs: set[tuple[int, int]] = set()  # shared by the roots: no folder walked twice
+    roots = None if follow_links else _real_roots([*paths, *link_roots])
     for index, root in enumerate(paths):
         shown = shown_as[index] if shown_as is not None else root
         if not os.path.lexists(root):
             yield DiscoveryError(root, "no such file or directory")
             continue
         if os.path.isdir(root):
-            yield from _walk(root, exclude, seen, shown)
+            yield from _walk(root, exclude, seen, visited_dirs, shown, roots)
         elif os.path.isfile(root):
             info = _stat(root)
             identity = None if info is None else (info.st_dev, info.st_ino)
@@ -109,14 +120,51 @@ def discover(
             )
 
 
+def _real_roots(paths: Sequence[str]) -> tuple[str, ...]:
+    """The scanned paths with their links resolved, each ending with a separator."""
+    found = []
+    for path in paths:
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            continue
+        found.append(real if real.endswith(os.sep) else real + os.sep)
+    return tuple(found)
+
+
+def _outside(path: str, roots: tuple[str, ...]) -> str | None:
+    """Where the link `path` leads when that is out of every scanned path; else None."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None  # told apart by the `stat` that follows
+    if not os.path.exists(real):
+        return None  # a broken link or a loop: the `stat` that follows reports it
+    inside = real + os.sep
+    return None if any(inside.startswith(root) for root in roots) else real
+
+
+def _link_error(path: str, target: str) -> DiscoveryError:
+    return DiscoveryError(
+        path,
+        f"symbolic link to {target}, outside the scanned paths: not followed "
+        "(`follow-links = true` in [tool.idxcheck] follows it)",
+    )
+
+
 def _walk(
-    root: str, exclude: Sequence[str], seen: set[tuple[int, int]], shown_root: str
+    root: str,
+    exclude: Sequence[str],
+    seen: set[tuple[int, int]],
+    visited_dirs: set[tuple[int, int]],
+    shown_root: str,
+    roots: tuple[str, ...] | None,
 ) -> Iterator[Candidate | DiscoveryError]:
     """Depth first, each folder's files by name before its subfolders by name (the order of a
     top-down `os.walk`), with one `scandir` per folder and one `stat` per file and folder:
     faster than `os.walk` plus a `stat` per file, which a warm scan notices (bench/RESULTS.md,
-    "What each change did")."""
-    visited_dirs: set[tuple[int, int]] = set()
+    "What each change did"). `roots`: the scanned paths resolved, out of which no link is
+    followed (None: links are followed)."""
     info = _stat(root)
     stack: list[tuple[str, os.stat_result | None, str]] = [(root, info, shown_root)]
     while stack:
@@ -149,6 +197,11 @@ def _walk(
                     and not name.endswith(".egg-info")
                     and not (exclude and _excluded(entry.path, exclude))
                 ):
+                    if roots is not None and entry.is_symlink():
+                        target = _outside(entry.path, roots)
+                        if target is not None:
+                            yield _link_error(entry.path, target)
+                            continue
                     subfolders.append((entry.path, _stat(entry.path), os.path.join(shown, name)))
                 continue
             if not name.endswith((".py", ".pyi")):
@@ -156,6 +209,11 @@ def _walk(
             full = entry.path
             if exclude and _excluded(full, exclude):
                 continue
+            if roots is not None and entry.is_symlink():
+                target = _outside(full, roots)
+                if target is not None:
+                    yield _link_error(full, target)
+                    continue
             try:
                 file_info: os.stat_result | None = entry.stat()
             except (OSError, ValueError):

@@ -15,7 +15,9 @@ import bisect
 import hashlib
 import io
 import re
+import sys
 import tokenize
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +26,9 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from idxcheck.model.spans import Loc, Span
 from idxcheck.source.chunks import assembled, chunk_text, class_chunks
+from idxcheck.source.cstwalk import descendants
 from idxcheck.source.lazy_import import lazy_module
+from idxcheck.source.lines import cpython_newlines, split_lines
 from idxcheck.source.positions import Anchors, anchored_span, statement_anchors
 
 if TYPE_CHECKING:
@@ -32,10 +36,21 @@ if TYPE_CHECKING:
 else:
     cst = lazy_module("libcst")
 
-_HEADER = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
-# First characters of a line that is not a column-0 statement: indentation, a blank line, a
-# closing bracket of a continued expression, a comment.
-_NOT_STATEMENT = frozenset(" \t\r\n)]}#")
+# An identifier is Unicode (`[^\W\d]\w*`: a letter or `_`, then letters, digits and `_`), as
+# CPython reads it; `identifier` normalises it as CPython does.
+_HEADER = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([^\W\d]\w*)")
+# First characters of a line that is not a column-0 statement: indentation (a form feed sets
+# CPython's column back to 0: `_statement_start`), a blank line, a closing bracket of a
+# continued expression, a comment.
+_NOT_STATEMENT = frozenset(" \t\f\r\n)]}#")
+
+
+def identifier(name: str) -> str:
+    """A name as CPython knows it: NFKC-normalised (PEP 3131: a fullwidth `foo` is `foo`)."""
+    if name.isascii():
+        return name
+    return unicodedata.normalize("NFKC", name)
+
 
 # A string literal (any prefix, any quotes) or a comment, in one left-to-right pass: a `#`
 # inside a string is skipped with the string. Used to read code without its comments, so that
@@ -76,12 +91,32 @@ _TOO_DEEP = ("too many nested", "too complex", "too many levels of indentation")
 _MAX_BOOL_OPERANDS = 2_000  # CPython keeps `a and b and ...` flat; libcst nests it
 
 
+@contextmanager
+def _top_level_depth() -> Iterator[None]:
+    """Before Python 3.12, the nesting `ast.parse` accepts shrinks with the depth of the
+    Python stack it is called from (3,000 `elif`s at the top, 2,700 a hundred frames down):
+    the recursion limit is raised by that depth meanwhile, so that a file is accepted where
+    CPython compiles it."""
+    if sys.version_info >= (3, 12):
+        yield
+        return
+    depth, frame = 0, sys._getframe()
+    while frame.f_back is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + depth)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def cpython_check(text: str) -> ast.Module | SyntaxError:
     """Raise SourceError for code too deep to parse safely; return CPython's tree of `text`
     (which places its statements) or its syntax error."""
     try:
-        with warnings.catch_warnings():  # `"\d"` warns from the parser: not ours to report
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(), _top_level_depth():
+            warnings.simplefilter("ignore")  # `"\d"` warns from the parser: not ours to report
             tree = ast.parse(text)
     except (RecursionError, MemoryError):
         raise SourceError("expression nested too deeply to parse") from None
@@ -117,9 +152,39 @@ def parse_module(text: str) -> cst.Module:
     validate = base.__post_init__
     base.__post_init__ = _trusted  # type: ignore[method-assign,assignment]
     try:
-        return cst.parse_module(text)
+        module = cst.parse_module(text)
     finally:
         base.__post_init__ = validate  # type: ignore[method-assign]
+    if not text.isascii() and _changed_by_nfkc(text):
+        _normalise_names(module)
+    return module
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _changed_by_nfkc(text: str) -> bool:
+    """Whether `text` holds a character of an identifier that NFKC changes (a fullwidth
+    letter, a ligature): in a name, CPython reads it normalised (fullwidth punctuation in a
+    comment does not count)."""
+    if unicodedata.is_normalized("NFKC", text):
+        return False  # nearly every text outside ASCII (tested in C)
+    for char in set(_NON_ASCII.findall(text)):
+        if ("_" + char).isidentifier() and unicodedata.normalize("NFKC", char) != char:
+            return True
+    return False
+
+
+def _normalise_names(root: cst.CSTNode) -> None:
+    """Give every name of libcst's tree CPython's spelling (`identifier`), in place: libcst
+    keeps a name as written, so `self.qo_indptr` spelt with a fullwidth q would not be the
+    attribute CPython runs. Columns after such a name on its line can be off by the
+    characters NFKC drops."""
+    for node in descendants(root):
+        if type(node) is cst.Name and not node.value.isascii():
+            value = identifier(node.value)
+            if value != node.value:
+                object.__setattr__(node, "value", value)  # the parser's own node, not shared
 
 
 def _dotted_code(node: cst.CSTNode) -> str | None:
@@ -162,6 +227,14 @@ class Block:
     end_line: int  # last line (inclusive)
 
 
+def too_large(size: int, limit: int) -> str:
+    """The per-file error of a file of `size` bytes over `limit`."""
+    return (
+        f"file of {size:,} bytes, over the limit of {limit:,} bytes "
+        "(`max-file-bytes` in [tool.idxcheck])"
+    )
+
+
 def decode_source(data: bytes) -> tuple[str, str]:
     """The text of a source file and the encoding it was decoded from."""
     if b"\x00" in data:
@@ -179,16 +252,25 @@ def decode_source(data: bytes) -> tuple[str, str]:
         raise SourceError(f"cannot decode as {encoding}: {exc}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    return text, encoding
+    return cpython_newlines(text), encoding
 
 
-# Line breaks that `str.splitlines` honours besides "\n": a text without them has the same
-# lines whether split by `splitlines` or counted by "\n".
-_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+def readable_text(data: bytes) -> str:
+    """The text of a file for its comments and code frames: decoded as it declares (as the
+    analysis decodes it), else as UTF-8 with replacement characters where it does not."""
+    try:
+        return decode_source(data)[0]
+    except SourceError:
+        return cpython_newlines(data.decode("utf-8", errors="replace"))
+
+
+# What the text scan leaves to `locate_blocks`: a carriage return (a text not yet given
+# CPython's line ends) and a form feed (which can put a statement at column 0 after it).
+_LINE_SCAN_ONLY = "\r\f"
 # A line break and a column-0 statement after it: a pattern that starts with a literal is
 # searched for at memchr speed, where `^` in MULTILINE mode is tried at every position.
 _STATEMENT_AFTER_BREAK = re.compile(r"\n[^ \t\r\n)\]}#]")
-_HEADER_AT = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
+_HEADER_AT = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([^\W\d]\w*)")
 
 
 # Where a block's text lies in its file: the offsets of its first line, of its `class`/`def`
@@ -198,11 +280,11 @@ Offsets = tuple[int, int, int, int]
 
 def locate_blocks_in_text(text: str) -> tuple[list[Block], dict[Block, Offsets]] | None:
     """`locate_blocks` on the text itself, without splitting it into lines, with where each
-    block lies in the text; None for a text with line breaks other than "\n", which
+    block lies in the text; None for a text with a carriage return or a form feed, which
     `locate_blocks` handles. Most files of a scan are only looked at for their blocks and
     headers, and splitting them was a noticeable share of a pre-commit run (bench/RESULTS.md,
     "What each change did", and "Measurements that stood in code comments")."""
-    if any(mark in text for mark in _OTHER_BREAKS):
+    if any(mark in text for mark in _LINE_SCAN_ONLY):
         return None
     offsets = [m.start() + 1 for m in _STATEMENT_AFTER_BREAK.finditer(text)]
     if text and text[0] not in _NOT_STATEMENT:
@@ -225,7 +307,8 @@ def locate_blocks_in_text(text: str) -> tuple[list[Block], dict[Block, Offsets]]
         if match:
             kind = "class" if text.startswith("class", offset) else "def"
             start, start_offset = decorator if decorator is not None else (number, offset)
-            starts.append((start, start_offset, number, offset, kind, match.group(1)))
+            name = identifier(match.group(1))
+            starts.append((start, start_offset, number, offset, kind, name))
         decorator = None
     line_count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
     boundaries = [*numbers, line_count + 1]
@@ -249,26 +332,43 @@ def locate_blocks_in_text(text: str) -> tuple[list[Block], dict[Block, Offsets]]
     return blocks, offsets_of
 
 
+def _statement_start(line: str) -> int | None:
+    """Where the code of a column-0 statement starts on `line` (0, or just past the form feeds
+    CPython sets its column back to 0 with: `\\fclass A:`); None for any other line."""
+    if not line:
+        return None
+    if line[0] not in _NOT_STATEMENT:
+        return 0
+    code = line.lstrip(" \t\f")
+    lead = len(line) - len(code)
+    if lead == 0 or line[lead - 1] != "\f" or not code or code[0] in _NOT_STATEMENT:
+        return None
+    return lead
+
+
 def locate_blocks(lines: list[str]) -> list[Block]:
-    """Top-level `class` and `def` blocks, found by indentation alone."""
+    """Top-level `class` and `def` blocks, found by indentation alone (`lines`: CPython's)."""
     blocks: list[Block] = []
     starts: list[tuple[int, int, str, str]] = []  # (start, header, kind, name)
     decorator_start: int | None = None
     # Column-0 statement lines, found in one comprehension: the loop below sees only them.
     statement_lines = [
-        index for index, line in enumerate(lines, start=1) if line and line[0] not in _NOT_STATEMENT
+        index
+        for index, line in enumerate(lines, start=1)
+        if line and (line[0] not in _NOT_STATEMENT or _statement_start(line) is not None)
     ]
     for index in statement_lines:
         line = lines[index - 1]
-        if line.startswith("@"):
+        code = line[_statement_start(line) or 0 :]
+        if code.startswith("@"):
             if decorator_start is None:
                 decorator_start = index
             continue
-        match = _HEADER.match(line)
+        match = _HEADER.match(code)
         if match:
-            kind = "class" if line.startswith("class") else "def"
+            kind = "class" if code.startswith("class") else "def"
             start = decorator_start if decorator_start is not None else index
-            starts.append((start, index, kind, match.group(1)))
+            starts.append((start, index, kind, identifier(match.group(1))))
         decorator_start = None
     # A block ends just before the next column-0 statement after its header.
     boundaries = [*statement_lines, len(lines) + 1]
@@ -278,6 +378,55 @@ def locate_blocks(lines: list[str]) -> list[Block]:
             end -= 1
         blocks.append(Block(kind, name, start, header, end))
     return blocks
+
+
+def _ends_in_a_string(
+    located: tuple[list[Block], dict[Block, Offsets]], text: str, lines: Callable[[], list[str]]
+) -> bool:
+    """Whether a block the line scan found may end inside a triple-quoted string: its text
+    holds an odd number of `\"\"\"` or of `\'\'\'`. A line of a string at column 0 ends a block
+    early, and the rest of the class (the hit lines after the string) would lie in no block."""
+    blocks, offsets = located
+    for block in blocks:
+        found = offsets.get(block)
+        if found is not None:
+            doubles = text.count('"""', found[0], found[3])
+            singles = text.count("'''", found[0], found[3])
+        else:
+            piece = "".join(lines()[block.start_line - 1 : block.end_line])
+            doubles, singles = piece.count('"""'), piece.count("'''")
+        if doubles % 2 or singles % 2:
+            return True
+    return False
+
+
+def _blocks_of_tree(text: str, lines: list[str]) -> tuple[list[Block], dict[Block, Offsets]] | None:
+    """The top-level blocks as CPython's tree places its statements (`locate_blocks`'s ends,
+    from the statements' first lines); None where CPython does not parse the text."""
+    try:
+        tree = cpython_check(text)
+    except SourceError:
+        return None
+    if isinstance(tree, SyntaxError):
+        return None
+    defined = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    firsts: list[int] = []
+    starts: list[tuple[int, int, str, str]] = []
+    for stmt in tree.body:
+        decorators = stmt.decorator_list if isinstance(stmt, defined) else []
+        first = min([stmt.lineno, *(d.lineno for d in decorators)])
+        firsts.append(first)
+        if isinstance(stmt, defined):
+            kind = "class" if isinstance(stmt, ast.ClassDef) else "def"
+            starts.append((first, stmt.lineno, kind, stmt.name))
+    boundaries = [*firsts, len(lines) + 1]
+    blocks: list[Block] = []
+    for start, header, kind, name in starts:
+        end = boundaries[bisect.bisect_right(boundaries, header)] - 1
+        while end > header and not lines[end - 1].strip():
+            end -= 1
+        blocks.append(Block(kind, name, start, header, end))
+    return blocks, {}
 
 
 class FunctionSource:
@@ -345,7 +494,10 @@ class FunctionSource:
         if not self._anchored:
             placed = self.file.cpython_def(self.def_line)
             if placed is not None:
-                self._anchors = statement_anchors(self.node, *placed, self.indent)
+                try:
+                    self._anchors = statement_anchors(self.node, *placed, self.indent)
+                except RecursionError:  # statements nested too deeply: placed whole below
+                    self._anchors = None
             self._anchored = True
         if self._anchors:
             found = anchored_span(self._anchors, node, self.file.path, self.file.lines)
@@ -443,11 +595,65 @@ def _parse_text(text: str, cpython: ast.Module | SyntaxError | None = None) -> P
     if cpython is None:
         cpython = cpython_check(text)
     try:
-        return cpython, parse_module(text)
+        return cpython, parse_module_as_cpython(text, cpython)
     except cst.ParserSyntaxError:
         return cpython, None
     except RecursionError:
         raise SourceError("expression nested too deeply to parse") from None
+
+
+def parse_module_as_cpython(text: str, cpython: ast.Module | SyntaxError) -> cst.Module:
+    """`parse_module`, and for a text CPython parses (`cpython`) that libcst rejects because
+    it mixes tabs and spaces, the same text indented with spaces (`spaces_for_tabs`)."""
+    try:
+        return parse_module(text)
+    except cst.ParserSyntaxError:
+        if not isinstance(cpython, ast.Module) or "\t" not in text:
+            raise
+        respaced = spaces_for_tabs(text)
+        if respaced is None or respaced == text:
+            raise
+        return parse_module(respaced)
+
+
+def spaces_for_tabs(text: str) -> str | None:
+    """`text` with the indentation of each line that starts a statement or a comment made
+    spaces, one per character; None where the tokenizer rejects it or a form feed indents.
+
+    libcst keeps each block's indentation as a string that its inner blocks must start with,
+    so it rejects indentation that CPython accepts: `\\t` and `        ` are the same column
+    to CPython when consistent at tab sizes 8 and 1. CPython makes sure that lines compare the
+    same at tab size 1, the number of characters, so the spaced text has CPython's blocks,
+    with every node on the same line and at the same column in characters. Lines inside a
+    string are left as they are: no token starts at their indentation."""
+    if "\f" in text:
+        return None
+    # Per line (1-based), the column of the first token that starts on it outside an f-string.
+    first: dict[int, int] = {}
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12 and later
+    fstring_end = getattr(tokenize, "FSTRING_END", None)
+    skipped = (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER)
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in skipped:
+                continue
+            if depth == 0:
+                first.setdefault(tok.start[0], tok.start[1])
+            if tok.type == fstring_start:
+                depth += 1
+            elif tok.type == fstring_end:
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    lines = split_lines(text)
+    for row, column in first.items():
+        line = lines[row - 1]
+        code = line.lstrip(" \t")
+        lead = len(line) - len(code)
+        if column == lead and "\t" in line[:lead]:
+            lines[row - 1] = " " * lead + code
+    return "".join(lines)
 
 
 def _trees_of(text: str) -> Parsed:
@@ -566,17 +772,18 @@ class SourceFile:
         """`located`: the blocks and offsets `locate_blocks_in_text` (or `locate_blocks`, with
         no offsets) found in this very text before (`idxcheck.incremental.located`)."""
         self.path = path
+        text = cpython_newlines(text)  # lines are CPython's (`idxcheck.extract.lines`)
         self._text: str | None = text  # None where left out of a pickle (`texts_left_out`)
         self.length = len(text)
         self.encoding = encoding  # what the bytes were decoded from
         self._lines: list[str] | None = None
         if located is None:
             located = locate_blocks_in_text(text)
-        if located is None:
-            self.blocks = locate_blocks(self.lines)
-            self._offsets: dict[Block, Offsets] = {}
-        else:
-            self.blocks, self._offsets = located
+            if located is None:
+                located = (locate_blocks(self.lines), {})
+            if _ends_in_a_string(located, text, lambda: self.lines):
+                located = _blocks_of_tree(text, self.lines) or located
+        self.blocks, self._offsets = located
         self._by_name: dict[str, list[Block]] = {}
         for block in self.blocks:
             self._by_name.setdefault(block.name, []).append(block)
@@ -616,7 +823,9 @@ class SourceFile:
     def _read_again(self) -> str:
         try:
             with open(self.path, "rb") as handle:
-                data = handle.read()
+                # The text came from at most 8 bytes per character (UTF-32, a "\r\n" made
+                # "\n"): more is not the file read before, whose digest is checked below.
+                data = handle.read(8 * self.length + 8)
         except OSError as exc:
             raise TextChanged(f"{self.path}: {exc}") from None
         if data_digest(data) != self.data_digest:
@@ -638,9 +847,9 @@ class SourceFile:
 
     @property
     def lines(self) -> list[str]:
-        """The file's lines, line ends kept; split on first use."""
+        """The file's lines as CPython counts them, line ends kept; split on first use."""
         if self._lines is None:
-            self._lines = self.text.splitlines(keepends=True)
+            self._lines = split_lines(self.text)
         return self._lines
 
     def header_text(self, block: Block) -> str:
@@ -813,7 +1022,7 @@ class SourceFile:
             if isinstance(cpython, ast.Module):
                 self._cpython[None] = (cpython, 0)
             try:
-                self._whole = parse_module(self.text)
+                self._whole = parse_module_as_cpython(self.text, cpython)
             except cst.ParserSyntaxError as exc:
                 if isinstance(cpython, SyntaxError):  # clearer, and on the right line
                     raise SourceError(_syntax_error(cpython)) from None
@@ -896,12 +1105,12 @@ class SourceFile:
     def _def_lines(self, block: Block) -> dict[str, list[tuple[int, int]]]:
         """`def` lines of the methods directly inside a class block, by name: the least
         indented ones (a nested class's methods, which may come first, are indented more)."""
-        pattern = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z_0-9]*)")
+        pattern = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([^\W\d]\w*)")
         defs: list[tuple[int, str, str]] = []
         for line_no in range(block.header_line + 1, block.end_line + 1):
             match = pattern.match(self.lines[line_no - 1])
             if match:
-                defs.append((line_no, match.group(1), match.group(2)))
+                defs.append((line_no, match.group(1), identifier(match.group(2))))
         found: dict[str, list[tuple[int, int]]] = {}
         body_indent = min((len(indent.expandtabs()) for _, indent, _ in defs), default=0)
         for line_no, indent, name in defs:

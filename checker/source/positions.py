@@ -263,17 +263,21 @@ def _pair_compound(
     stmt: cst.BaseStatement, placed: ast.stmt, anchors: Anchors, place: Place, elif_: bool = False
 ) -> bool:
     if isinstance(stmt, cst.If):
-        if not isinstance(placed, ast.If):
-            return False
-        if not _anchor(anchors, _header(stmt), [stmt.test], placed, place, 2 if elif_ else 0):
-            return False
-        if not _pair_body(stmt.body, placed.body, anchors, place):
-            return False
-        if isinstance(stmt.orelse, cst.If):
-            return len(placed.orelse) == 1 and _pair_compound(
-                stmt.orelse, placed.orelse[0], anchors, place, elif_=True
-            )
-        return _pair_else(stmt.orelse, placed.orelse, anchors, place)
+        # An `elif` chain in a loop, not by recursion: a valid chain can be thousands long.
+        branch: cst.If = stmt
+        while True:
+            if not isinstance(placed, ast.If):
+                return False
+            header = _header(branch)
+            if not _anchor(anchors, header, [branch.test], placed, place, 2 if elif_ else 0):
+                return False
+            if not _pair_body(branch.body, placed.body, anchors, place):
+                return False
+            if not isinstance(branch.orelse, cst.If):
+                return _pair_else(branch.orelse, placed.orelse, anchors, place)
+            if len(placed.orelse) != 1:
+                return False
+            branch, placed, elif_ = branch.orelse, placed.orelse[0], True
     if isinstance(stmt, cst.For):
         if not isinstance(placed, (ast.For, ast.AsyncFor)):
             return False

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from idxcheck.model.config import Config
+from idxcheck.model.config import MAX_FILE_BYTES, Config
 from idxcheck.model.findings import FileError
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.discover import Candidate, DiscoveryError, discover
-from idxcheck.source.files import Block, SourceError, SourceFile, data_digest, decode_source
+from idxcheck.source.files import (
+    Block,
+    SourceError,
+    SourceFile,
+    data_digest,
+    decode_source,
+    readable_text,
+    too_large,
+)
 from idxcheck.source.prefilter import MARKER_BYTES, Prefilter, feeds_batch_modes, holds_marker
 
 
@@ -79,11 +88,13 @@ class LoadedTree:
 def load_tree(paths: Sequence[str], config: Config, profile: Profile) -> LoadedTree:
     tree = LoadedTree()
     prefilter = Prefilter(profile)
-    for item in discover(paths, config.exclude, config.shown_as):
+    for item in discover(
+        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots
+    ):
         if isinstance(item, DiscoveryError):
             tree.errors.append(FileError(item.path, item.message))
             continue
-        load_file(item, tree, prefilter)
+        load_file(item, tree, prefilter, max_bytes=config.max_file_bytes)
     return tree
 
 
@@ -92,15 +103,24 @@ def load_file(
     tree: LoadedTree,
     prefilter: Prefilter,
     known: Mapping[str, KnownFile] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> None:
     """Read one discovered file into the tree when it passes the prefilter. With `known`
     (what the last scan with the cache found in the files it read as Python, `located`), a
     file whose bytes are the same is taken as found then, and the digest of the bytes of a
-    file read as Python is kept on it."""
+    file read as Python is kept on it. A file of more than `max_bytes` is an error, told by
+    the walk's size before it is read and by a read that stops one byte past the limit."""
     tree.walked += 1
+    if item.stamp[0] > max_bytes:
+        tree.errors.append(FileError(item.display, too_large(item.stamp[0], max_bytes)))
+        return
     try:
         with open(item.path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
+            if len(data) > max_bytes:  # grown since the walk
+                size = max(os.fstat(handle.fileno()).st_size, len(data))
+                tree.errors.append(FileError(item.display, too_large(size, max_bytes)))
+                return
     except OSError as exc:
         tree.errors.append(FileError(item.display, f"cannot read: {exc.strerror or exc}"))
         return
@@ -144,4 +164,4 @@ def load_file(
                 tree.hits.add(text_file, prefilter)
                 return
     if MARKER_BYTES in data.lower():
-        tree.marked[item.display] = data.decode("utf-8", errors="replace")
+        tree.marked[item.display] = readable_text(data)

@@ -182,8 +182,10 @@ def test_ten_thousand_sites(generated: Path, reference: ScanResult) -> None:
 
 def test_symlink_loop(generated: Path, reference: ScanResult) -> None:
     loop = corpus.symlink_loop(generated)
-    a, b = rel(loop / "a.py"), rel(loop / "b.py")
-    assert_alongside(rel(loop), reference, [(a, "link loop"), (b, "link loop")])
+    a, b, parent = rel(loop / "a.py"), rel(loop / "b.py"), rel(loop / "parent")
+    # The link to the parent leads out of the scanned folder: reported, not followed.
+    outside = "outside the scanned paths: not followed"
+    assert_alongside(rel(loop), reference, [(a, "link loop"), (b, "link loop"), (parent, outside)])
     # Named directly, a looping link is not a file to read.
     assert_alongside(a, reference, [(a, "broken link or special file")])
 
