@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +26,8 @@ from idxcheck.findings import Finding
 from idxcheck.pathmatch import relative_posix
 
 BASELINE_VERSION = "1"
+# Entries of a `--diff-base` ref left out that are named one by one; the rest are counted.
+MAX_NOTES = 20
 
 
 class BaselineError(Exception):
@@ -94,12 +96,19 @@ def split(findings: Sequence[Finding], known: Counter[str]) -> Split:
     return Split(tuple(new), tuple(old), sum(left.values()))
 
 
-def findings_at_ref(ref: str, paths: Sequence[str], config: Config) -> Counter[str]:
+def findings_at_ref(
+    ref: str,
+    paths: Sequence[str],
+    config: Config,
+    warn: Callable[[str], None] = lambda _message: None,
+) -> Counter[str]:
     """Fingerprints of what the same scan reports on the files of git `ref`: written into a
     temporary folder (`gitutil.export_linked`) and displayed under the names the work tree's
     files have (`Config.shown_as`), so that each file the ref and the work tree hold alike is
     named and read alike, and its cached analysis serves both scans (on SGLang 0.5.23 with one
-    backend edited, a `--diff-base` run after a full scan took 1.2 s where it had taken 10 s)."""
+    backend edited, a `--diff-base` run after a full scan took 1.2 s where it had taken 10 s).
+    The entries of the ref that the export leaves out (they would land outside its folder)
+    are passed to `warn`, a line each (at most `MAX_NOTES`)."""
     from idxcheck.api import scan
 
     start = common_folder(paths)
@@ -116,7 +125,11 @@ def findings_at_ref(ref: str, paths: Sequence[str], config: Config) -> Counter[s
     if not present:
         return Counter()  # the paths are new since the ref: everything is new
     with tempfile.TemporaryDirectory(prefix="idxcheck-base-") as folder:
-        gitutil.export_linked(top, commit, [r for _, r in present], folder)
+        notes = gitutil.export_linked(top, commit, [r for _, r in present], folder)
+        for note in notes[:MAX_NOTES]:
+            warn(f"--diff-base {ref}: left out {note}")
+        if len(notes) > MAX_NOTES:
+            warn(f"--diff-base {ref}: left out {len(notes) - MAX_NOTES} more entries")
         base_config = replace(config, shown_as=tuple(p for p, _ in present))
         outcome = scan([os.path.join(folder, r) for _, r in present], base_config)
         return Counter(f.fingerprint for f in outcome.result.findings)

@@ -375,6 +375,10 @@ def scan(
     # What turns into a usage error (a bad domain constraint is a ValueError); git and baseline
     # support is loaded only by the options that use it.
     usage_errors: list[type[Exception]] = [ValueError]
+    if diff_base is not None and not diff_base.strip():
+        raise click.UsageError(
+            "--diff-base needs a git ref (a branch, tag or commit), not an empty one"
+        )
     if baseline_path or write_baseline_path or diff_base:
         from idxcheck import baseline, gitutil
 
@@ -419,7 +423,7 @@ def scan(
             baseline_used = True
         if diff_base:
             split = baseline.split(
-                result.findings, baseline.findings_at_ref(diff_base, scan_paths, config)
+                result.findings, baseline.findings_at_ref(diff_base, scan_paths, config, _warn)
             )
             result.findings = list(split.new)
             baselined.extend(split.known)
@@ -625,6 +629,10 @@ def rules(output_format: str) -> None:
         return
     for found in catalogue():
         click.echo(f"{found.code}  {found.name:<28} {found.summary}")
+
+
+def _warn(message: str) -> None:
+    click.echo(f"idxcheck: warning: {message}", err=True)
 
 
 def _fail(message: str) -> NoReturn:
