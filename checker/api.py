@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from idxcheck import stamps
@@ -79,6 +79,8 @@ def scan(
 ) -> Scan:
     config = config or Config()
     started = time.perf_counter()
+    if config.cache_dir is not None:
+        config = _usable_cache(config)
     # A helper reads again by their names the files it analyses: not those of a scan that
     # reads them elsewhere (`Config.shown_as`).
     helped = config.cache_dir is not None and config.jobs != 1 and config.shown_as is None
@@ -90,6 +92,20 @@ def scan(
         with analysis_helper(True, config.focus, config.cache_dir):
             return _scan(paths, config, progress, started, helped)
     return _scan(paths, config, progress, started, helped)
+
+
+def _usable_cache(config: Config) -> Config:
+    """`config`, without its cache where the cache's folder cannot be made (a file in its
+    place, a read-only file system): the scan is only slower, and says so."""
+    from idxcheck import cache
+
+    cache.start_run()
+    assert config.cache_dir is not None
+    problem = cache.unusable(config.cache_dir)
+    if problem is None:
+        return config
+    cache.warn(f"cannot use the cache in {config.cache_dir}: {problem}; scanning without it")
+    return replace(config, cache_dir=None)
 
 
 def _scan(

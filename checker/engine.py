@@ -75,6 +75,7 @@ from idxcheck.runtime_model import (
 from idxcheck.solve.types import SolveResult
 from idxcheck.spans import Loc, Span
 from idxcheck.stable import stable_digest
+from idxcheck.stored import loads
 from idxcheck.suppressions import MARKER as SUPPRESSION_MARKER
 from idxcheck.sym.evaluate import (
     Assignment,
@@ -1006,8 +1007,8 @@ class Checker:
             if stored is not None:
                 from idxcheck.solve.result import result_from_dict
 
-                found = result_from_dict(stored)
-            else:
+                found = result_from_dict(stored)  # None: not a stored result, a miss
+            if found is None:
                 found = self.solver.check(assumptions, violation)
                 if self.disk is not None:
                     from idxcheck.solve.result import result_to_dict
@@ -1023,9 +1024,12 @@ class Checker:
         found: bool | None
         disk_key = self._disk_key("reachable", formula, TRUE)
         stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+        known = False
         if stored is not None:
-            found = stored["reachable"]
-        else:
+            from idxcheck.solve.result import reachable_from_dict
+
+            known, found = reachable_from_dict(stored)
+        if not known:
             found = self.solver.satisfiable(formula)
             if self.disk is not None:
                 self.disk.put_verdict(disk_key, {"reachable": found})
@@ -1403,11 +1407,9 @@ def scan_tree(tree: LoadedTree, config: Config, profile: Profile) -> ScanResult:
         key = tree_key(tree, config, profile, cache)
         stored = cache.get_result(key)
         if stored is not None:
-            try:
-                found = pickle.loads(stored)
-            except Exception:
-                found = None  # written by another layout of these classes: scan again
-            if isinstance(found, ScanResult):
+            # None: written by another layout of these classes (or not by idxcheck): scan again
+            found: ScanResult | None = loads(stored, ScanResult)
+            if found is not None:
                 return found
         result = _scan_tree(tree, config, profile, cache)
         # Pickled: a plain-data form of a whole release's result took 25 ms to build and
@@ -1441,20 +1443,18 @@ def cached_tree_facts(
     if cache is not None and key is not None:
         stored = cache.get_blob(key)
         if stored is not None:
-            try:
-                bundle: FactBundle
-                value: str
-                bundle, value = pickle.loads(stored)
-                return bundle, value
-            except Exception:
-                pass  # written by another layout of these classes: read the tree again
+            cached: tuple[FactBundle, str] | None = loads(stored, tuple[FactBundle, str])
+            if cached is not None:
+                return cached  # else written by another layout of these classes: read again
     found = ScanResult()
     modes, mode_errors = _cached_mode_model(tree, profile, cache, inputs)
     found.errors.extend(mode_errors)
     runners = None
     if cache is not None and inputs is not None:
         try:
-            runners = FileReadings(cache, "runner-file", digest(inputs, stable_digest(modes)))
+            runners = FileReadings(
+                cache, "runner-file", digest(inputs, stable_digest(modes)), RunnerReading
+            )
         except TypeError:
             pass  # a mode model the digest cannot render: read every runner
     # The runners' reading changes the widths per mode only: the phase widths the argument
@@ -1468,6 +1468,7 @@ def cached_tree_facts(
                 cache,
                 "constraints-file",
                 digest(inputs, stable_digest(modes), stable_digest(phase_widths), *names),
+                FileConstraints,
             )
         except TypeError:
             pass  # something the digest cannot render: read every file's checks
@@ -1505,7 +1506,8 @@ def _cached_mode_model(
         return find_mode_model(tree, profile)
     holders = [f"{s.path}\0{s.text_digest()}" for s in tree.files if "class ForwardMode" in s.text]
     key = digest("mode-model", inputs, *holders)
-    stored: tuple[ModeModel, list[FileError]] | None = stored_reading(cache, key)
+    shape = tuple[ModeModel, list[FileError]]
+    stored: tuple[ModeModel, list[FileError]] | None = stored_reading(cache, key, shape)
     if stored is None:
         stored = find_mode_model(tree, profile)
         store_reading(cache, key, stored)

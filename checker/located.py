@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from idxcheck.cache import digest, read_blob, tool_versions, write_blob
 from idxcheck.config import Config
 from idxcheck.extract.source import Block, Offsets, SourceFile
+from idxcheck.stored import loads
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,9 @@ def load_located(config: Config) -> dict[str, Located]:
     stored = read_blob(config.cache_dir, located_key(config))
     if stored is None:
         return {}
-    try:
-        found = pickle.loads(stored)
-    except Exception:
-        return {}  # written by another layout of these classes: read the files anew
-    return found if isinstance(found, dict) else {}
+    # None: written by another layout of these classes (or not at all): read the files anew
+    found: dict[str, Located] | None = loads(stored, dict[str, Located])
+    return found if found is not None else {}
 
 
 def store_located(

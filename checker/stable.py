@@ -33,7 +33,8 @@ class _Digester:
         found = self.memo.get(id(value))
         if found is not None and found[0] is value:
             return found[1]
-        result = hashlib.sha256(self._render(value).encode()).hexdigest()
+        # `surrogatepass`: a path that is not UTF-8 holds lone surrogates (`os.fsdecode`).
+        result = hashlib.sha256(self._render(value).encode("utf-8", "surrogatepass")).hexdigest()
         self.memo[id(value)] = (value, result)
         return result
 

@@ -24,6 +24,7 @@ from idxcheck.cache import digest, read_blob, tool_versions, write_blob
 from idxcheck.config import Config
 from idxcheck.discover import Candidate
 from idxcheck.findings import FileError
+from idxcheck.stored import loads
 
 if TYPE_CHECKING:
     from idxcheck.api import Scan
@@ -98,13 +99,10 @@ def load(config: Config, key: str) -> Scan | None:
     stored = read_blob(config.cache_dir, key)
     if stored is None:
         return None
-    try:
-        outcome = pickle.loads(stored)
-    except Exception:
-        return None  # written by another layout of these classes: scan again
     from idxcheck.api import Scan
 
-    return outcome if isinstance(outcome, Scan) else None
+    found: Scan | None = loads(stored, Scan)  # None: another layout of these classes, or bad
+    return found
 
 
 def store(config: Config, key: str, outcome: Scan) -> None:
