@@ -122,8 +122,9 @@ LOCK_WAIT_SECONDS = 2.0
 
 class _Run:
     """What this process found of the cache folders it used in the current scan (`start_run`):
-    the folders it uses no more and those it writes no more to, each with the reason, and
-    the warnings said. A forked worker says none: its parent meets the same folder."""
+    the folders it uses no more and those it writes no more to, each with the reason; and
+    the warnings this process said. A forked worker says none: its parent meets the same
+    folder."""
 
     def __init__(self) -> None:
         self.off: dict[str, str] = {}
@@ -136,10 +137,10 @@ _RUN = _Run()
 
 
 def start_run() -> None:
-    """A new scan: the cache folders are tried again."""
+    """A new scan: the cache folders are tried again (a warning said is not said again: the
+    scan of a `--diff-base` ref follows the work tree's in the same process)."""
     _RUN.off.clear()
     _RUN.no_writes.clear()
-    _RUN.warned.clear()
 
 
 def _quiet_child() -> None:
@@ -167,6 +168,10 @@ def unusable(directory: str) -> str | None:
     it, a read-only file system), or None. Costs a `mkdir` on the path of every scan."""
     try:
         os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        return "a file is in its place"
+    except NotADirectoryError:
+        return "a file is in its path"
     except OSError as exc:
         return exc.strerror or str(exc)
     return None
