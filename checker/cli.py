@@ -395,6 +395,10 @@ def scan(
     # What turns into a usage error (a bad domain constraint is a ValueError); git and baseline
     # support is loaded only by the options that use it.
     usage_errors: list[type[Exception]] = [ValueError]
+    if diff_base is not None and not diff_base.strip():
+        raise click.UsageError(
+            "--diff-base needs a git ref (a branch, tag or commit), not an empty one"
+        )
     if baseline_path or write_baseline_path or diff_base:
         from idxcheck.app import baseline, gitutil
 
@@ -424,6 +428,7 @@ def scan(
         diff_base=diff_base,
         scan_paths=tuple(scan_paths),
         confirm=confirming,
+        warn=_warn,
     )
     try:
         with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
@@ -628,6 +633,10 @@ def rules(output_format: str) -> None:
         return
     for found in catalogue():
         click.echo(f"{found.code}  {found.name:<28} {found.summary}")
+
+
+def _warn(message: str) -> None:
+    click.echo(f"idxcheck: warning: {message}", err=True)
 
 
 def _fail(message: str) -> NoReturn:

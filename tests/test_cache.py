@@ -130,10 +130,12 @@ def _spy_lookups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]
         seen.append((current[-1] if current else "", key, value is not None))
         return value
 
-    def spy_decide(self: engine.Checker, obligation: Obligation) -> engine.Outcome:
+    def spy_decide(
+        self: engine.Checker, obligation: Obligation, *, kernel_aware: bool = True
+    ) -> engine.Outcome:
         current.append(Path(obligation.binding.loc.span.path).name)
         try:
-            return decide(self, obligation)
+            return decide(self, obligation, kernel_aware=kernel_aware)
         finally:
             current.pop()
 

@@ -30,6 +30,8 @@ from idxcheck.report.escape import unicode_safe
 from idxcheck.source.pathmatch import relative_posix
 
 BASELINE_VERSION = "1"
+# Entries of a `--diff-base` ref left out that are named one by one; the rest are counted.
+MAX_NOTES = 20
 
 
 class BaselineError(Exception):
@@ -100,13 +102,18 @@ def split(findings: Sequence[Finding], known: Counter[str]) -> Split:
 
 
 def findings_at_ref(
-    ref: str, paths: Sequence[str], config: Config, scan: Callable[[Sequence[str], Config], Scan]
+    ref: str,
+    paths: Sequence[str],
+    config: Config,
+    scan: Callable[[Sequence[str], Config], Scan],
+    warn: Callable[[str], None] = lambda _message: None,
 ) -> Counter[str]:
     """Fingerprints of what the same scan reports on the files of git `ref`: written into a
     temporary folder (`gitutil.export_linked`) and displayed under the names the work tree's
     files have (`Config.shown_as`), so that each file the ref and the work tree hold alike is
     named and read alike, and its cached analysis serves both scans. `scan` is the scan with the
-    policy the work tree's scan has."""
+    policy the work tree's scan has. The entries of the ref that the export leaves out (they
+    would land outside its folder) are passed to `warn`, a line each (at most `MAX_NOTES`)."""
     start = common_folder(paths)
     top = gitutil.toplevel(start)
     if top is None:
@@ -121,7 +128,11 @@ def findings_at_ref(
     if not present:
         return Counter()  # the paths are new since the ref: everything is new
     with tempfile.TemporaryDirectory(prefix="idxcheck-base-") as folder:
-        gitutil.export_linked(top, commit, [r for _, r in present], folder)
+        notes = gitutil.export_linked(top, commit, [r for _, r in present], folder)
+        for note in notes[:MAX_NOTES]:
+            warn(f"--diff-base {ref}: left out {note}")
+        if len(notes) > MAX_NOTES:
+            warn(f"--diff-base {ref}: left out {len(notes) - MAX_NOTES} more entries")
         # The unchanged files are links to the work tree's, which the walk may follow.
         shown = tuple(p for p, _ in present)
         base_config = replace(config, shown_as=shown, link_roots=shown)

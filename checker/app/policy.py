@@ -32,6 +32,8 @@ class PolicyOptions:
     diff_base: str | None = None
     scan_paths: tuple[str, ...] = ()  # what a --diff-base scan scans at the ref
     confirm: ConfirmOptions | None = None
+    # Where a warning goes (what a --diff-base export leaves out of the ref).
+    warn: Callable[[str], None] = lambda _message: None
 
 
 def apply_policy(
@@ -104,7 +106,7 @@ def _baselines(outcome: Scan, config: Config, options: PolicyOptions) -> Scan:
         baselined.extend(split.known)
     if options.diff_base:
         at_ref = baseline.findings_at_ref(
-            options.diff_base, list(options.scan_paths), config, _scan_at_ref
+            options.diff_base, list(options.scan_paths), config, _scan_at_ref, options.warn
         )
         split = baseline.split(findings, at_ref)
         findings = list(split.new)

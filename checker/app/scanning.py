@@ -57,6 +57,8 @@ def scanned(
     file changed, else read and analysed."""
     config = config or Config()
     started = time.perf_counter()
+    if config.cache_dir is not None:
+        config = _usable_cache(config)
     # A helper reads again by their names the files it analyses: not those of a scan that
     # reads them elsewhere (`Config.shown_as`).
     helped = config.cache_dir is not None and config.jobs != 1 and config.shown_as is None
@@ -72,6 +74,20 @@ def scanned(
     seconds = round(time.perf_counter() - started, 3)
     result = replace(found.result, stats=replace(found.result.stats, seconds=seconds))
     return replace(found, result=result)
+
+
+def _usable_cache(config: Config) -> Config:
+    """`config`, without its cache where the cache's folder cannot be made (a file in its
+    place, a read-only file system): the scan is only slower, and says so."""
+    from idxcheck.incremental import cache
+
+    cache.start_run()
+    assert config.cache_dir is not None
+    problem = cache.unusable(config.cache_dir)
+    if problem is None:
+        return config
+    cache.warn(f"cannot use the cache in {config.cache_dir}: {problem}; scanning without it")
+    return replace(config, cache_dir=None)
 
 
 def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helped: bool) -> Scanned:

@@ -6,9 +6,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from idxcheck.check.build import make_finding
 from idxcheck.model.comments import FileComments, Suppression
-from idxcheck.model.findings import Finding
+from idxcheck.model.findings import Finding, make_finding
 from idxcheck.rules.meta import BARE_SUPPRESSION, UNUSED_SUPPRESSION, MetaRule
 
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")

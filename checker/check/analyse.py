@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,8 +77,12 @@ class FilePart:
     # and its name: findings of one place to fix merge across files (a subclass elsewhere
     # reaching the same line), the later ones becoming related uses.
     findings: list[tuple[Finding, Span, str, bool]] = field(default_factory=list)
-    # Obligations by verdict (`Stats` names): `obligations`, `proved`, `refuted`, ...
-    counts: Counter[str] = field(default_factory=Counter)
+    # Obligations by verdict (`Stats` names): `obligations`, `proved`, `refuted`, ... (a plain
+    # dict: the cache's reader builds no other mapping, `incremental.stored`).
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def count(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
 
 
 def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
@@ -186,13 +189,13 @@ def _count(part: FilePart, binding: Binding, code: str, mode: str, outcome: Outc
     (A capture-replay comparison that is neither proved, refuted nor unreachable is in no
     count but the obligations.)"""
     part.sites.add(binding.loc.span)
-    part.counts["obligations"] += 1
+    part.count("obligations")
     part.outcomes.append(
         SiteNote(code, binding.loc.span, binding.function, mode, outcome.verdict, outcome.reason)
     )
     counted = COUNTED[outcome.verdict]
     if counted is not None and (outcome.obligation.rule.pairwise is False or counted in PAIRWISE):
-        part.counts[counted] += 1
+        part.count(counted)
 
 
 COUNTED: dict[Verdict, str | None] = {
@@ -243,8 +246,8 @@ def _unclaimed(
     part.sites.add(binding.loc.span)
     if not no_claim.unsupported:
         return
-    part.counts["obligations"] += 1
-    part.counts["unsupported"] += 1
+    part.count("obligations")
+    part.count("unsupported")
     part.outcomes.append(
         SiteNote(
             item.rule.code,

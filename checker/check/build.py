@@ -1,21 +1,19 @@
-"""The one place where a finding is made: from a refuted obligation (`FindingBuilder`), or from
-the parts a meta rule gives (`make_finding`). The rule supplies its message and its hooks; the
-builder formats, it composes no rule's text."""
+"""The finding of a refuted obligation, made from its parts (`model.findings.make_finding`, the
+one place a finding is made, for meta rules too). The rule supplies its message and its hooks;
+the builder formats, it composes no rule's text."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 
 from idxcheck.check.checker import Outcome
 from idxcheck.check.kernel import KernelVerdict
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.interp.values import LayoutV, RuntimeV
-from idxcheck.model.findings import Finding, Related
+from idxcheck.model.findings import Finding, Related, make_finding
 from idxcheck.model.kinds import Severity
 from idxcheck.model.replay import ReplayBlock
-from idxcheck.model.spans import Loc, Span
-from idxcheck.model.verdicts import Verdict
+from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
 from idxcheck.sym.render import render_formula, render_term
@@ -33,50 +31,6 @@ from idxcheck.sym.terms import (
 # A rule whose counterexample does not fix the batch replays two requests, the smallest batch
 # where one request can read another's rows.
 REPLAY_DEFAULT_BS = 2
-
-
-def fingerprint(*parts: str) -> str:
-    """A finding's identity across edits that move it: a digest of what it is, not where."""
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
-
-
-def make_finding(
-    *,
-    code: str,
-    name: str,
-    severity: Severity,
-    span: Span,
-    message: str,
-    identity: tuple[str, ...],
-    function: str = "",
-    mode: str = "",
-    explain: tuple[str, ...] = (),
-    related: tuple[Related, ...] = (),
-    counterexample: dict[str, int] | None = None,
-    counterexample_text: str = "",
-    needs_text: str = "",
-    conditions: tuple[tuple[str, bool], ...] = (),
-    replay: ReplayBlock | None = None,
-) -> Finding:
-    """A finding, fingerprinted by `identity`."""
-    return Finding(
-        code=code,
-        name=name,
-        severity=severity,
-        span=span,
-        function=function,
-        mode=mode,
-        message=message,
-        verdict=Verdict.REFUTED,
-        counterexample=counterexample or {},
-        counterexample_text=counterexample_text,
-        needs_text=needs_text,
-        conditions=conditions,
-        related=related,
-        fingerprint=fingerprint(*identity),
-        explain=explain,
-        replay=replay,
-    )
 
 
 @dataclass(frozen=True)

@@ -442,8 +442,8 @@ class Checker:
             if stored is not None:
                 from idxcheck.solve.result import result_from_dict
 
-                found = result_from_dict(stored)
-            else:
+                found = result_from_dict(stored)  # None: not a stored result, a miss
+            if found is None:
                 found = self.solver.check(assumptions, violation)
                 if self.disk is not None:
                     from idxcheck.solve.result import result_to_dict
@@ -459,9 +459,12 @@ class Checker:
         found: bool | None
         disk_key = self._disk_key("reachable", formula, TRUE)
         stored = self.disk.get_verdict(disk_key) if self.disk is not None else None
+        known = False
         if stored is not None:
-            found = stored["reachable"]
-        else:
+            from idxcheck.solve.result import reachable_from_dict
+
+            known, found = reachable_from_dict(stored)
+        if not known:
             found = self.solver.satisfiable(formula)
             if self.disk is not None:
                 self.disk.put_verdict(disk_key, {"reachable": found})

@@ -20,7 +20,7 @@ from idxcheck.facts.mode_model import find_mode_model
 from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runners import WidthDefinitions
 from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
-from idxcheck.facts.tree import runtime_model_from_tree
+from idxcheck.facts.tree import RunnerReading, runtime_model_from_tree
 from idxcheck.interp.state import ScanContext
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, ScanResult, Stats
@@ -100,22 +100,18 @@ def cached_tree_facts(
     file's argument checks from the store while their files and what every reading of their
     kind depends on (`inputs` of `tree_keys`, the mode model, the registry) are unchanged."""
     if store is not None and key is not None:
-        stored = store.value(key)
-        if stored is not None:
-            try:
-                bundle: FactBundle
-                value: str
-                bundle, value = stored
-                return bundle, value
-            except Exception:
-                pass  # written by another layout of these classes: read the tree again
+        cached: tuple[FactBundle, str] | None = store.value(key, tuple[FactBundle, str])
+        if cached is not None:
+            return cached  # else written by another layout of these classes: read again
     errors: list[FileError] = []
     modes, mode_errors = _cached_mode_model(tree, profile, store, inputs)
     errors.extend(mode_errors)
     runners = None
     if store is not None and inputs is not None:
         try:
-            runners = store.readings("runner-file", digest(inputs, stable_digest(modes)))
+            runners = store.readings(
+                "runner-file", digest(inputs, stable_digest(modes)), RunnerReading
+            )
         except TypeError:
             pass  # a mode model the digest cannot render: read every runner
     # The runners' reading changes the widths per mode only: the phase widths the argument
@@ -128,6 +124,7 @@ def cached_tree_facts(
             checks = store.readings(
                 "constraints-file",
                 digest(inputs, stable_digest(modes), stable_digest(phase_widths), *names),
+                FileConstraints,
             )
         except TypeError:
             pass  # something the digest cannot render: read every file's checks
@@ -170,7 +167,8 @@ def _cached_mode_model(
         if profile.idioms.declares_mode_enum(s.text)
     ]
     key = digest("mode-model", inputs, *holders)
-    stored: tuple[ModeModel, list[FileError]] | None = store.reading(key)
+    shape = tuple[ModeModel, list[FileError]]
+    stored: tuple[ModeModel, list[FileError]] | None = store.reading(key, shape)
     if stored is None:
         stored = find_mode_model(tree, profile)
         store.put_reading(key, stored)

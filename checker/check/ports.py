@@ -46,20 +46,22 @@ class Store(VerdictStore, Protocol):
 
     def put_result(self, key: str, result: ScanResult) -> None: ...
 
-    def value(self, key: str) -> Any:
-        """A value stored whole (the tree facts), or None."""
+    def value(self, key: str, shape: object) -> Any:
+        """A value stored whole (the tree facts) of the shape `shape` (a type hint), or None."""
         ...
 
     def put_value(self, key: str, value: object) -> None: ...
 
-    def reading(self, key: str) -> Any:
-        """A reading stored with the file analyses (the mode model), or None."""
+    def reading(self, key: str, shape: object) -> Any:
+        """A reading stored with the file analyses (the mode model) of the shape `shape`, or
+        None."""
         ...
 
     def put_reading(self, key: str, value: object) -> None: ...
 
-    def readings(self, kind: str, inputs: str) -> FileMemo:
-        """One kind of per-file reading, under what every reading of the kind depends on."""
+    def readings(self, kind: str, inputs: str, shape: object) -> FileMemo:
+        """One kind of per-file reading of the shape `shape`, under what every reading of the
+        kind depends on."""
         ...
 
     def prune(self) -> None: ...

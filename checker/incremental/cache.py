@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,87 @@ def solver_version() -> str:
         return "unknown"
 
 
+# How long a statement waits for another process's write to end. Concurrent scans write for
+# milliseconds at a time; a process that holds the lock longer makes this run give up the
+# cache's writes (or, for a read, the cache) with a warning, rather than wait at every write.
+LOCK_WAIT_SECONDS = 2.0
+
+
+class _Run:
+    """What this process found of the cache folders it used in the current scan (`start_run`):
+    the folders it uses no more and those it writes no more to, each with the reason; and
+    the warnings this process said. A forked worker says none: its parent meets the same
+    folder."""
+
+    def __init__(self) -> None:
+        self.off: dict[str, str] = {}
+        self.no_writes: dict[str, str] = {}
+        self.warned: set[str] = set()
+        self.quiet = False
+
+
+_RUN = _Run()
+
+
+def start_run() -> None:
+    """A new scan: the cache folders are tried again (a warning said is not said again: the
+    scan of a `--diff-base` ref follows the work tree's in the same process)."""
+    _RUN.off.clear()
+    _RUN.no_writes.clear()
+
+
+def _quiet_child() -> None:
+    _RUN.quiet = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_quiet_child)
+
+
+def warn(message: str) -> None:
+    """One line on stderr, once a scan, from the scan's own process."""
+    if _RUN.quiet or message in _RUN.warned:
+        return
+    _RUN.warned.add(message)
+    try:
+        sys.stderr.write(f"idxcheck: warning: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed stream: the scan goes on
+
+
+def unusable(directory: str) -> str | None:
+    """Why the cache cannot live in `directory` (it cannot be made: a file is there or above
+    it, a read-only file system), or None. Costs a `mkdir` on the path of every scan."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        return "a file is in its place"
+    except NotADirectoryError:
+        return "a file is in its path"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11 and later
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 class Cache:
+    """The cache in one folder. Every failure to use it is a miss (a read) or a write left
+    out: a scan with a cache it cannot use is only slower. The first failure of a scan turns
+    the cache (or its writes) off for the rest of that scan in this process, with a warning,
+    so that a locked or broken cache costs one wait, not one a statement."""
+
     def __init__(self, directory: Path, solver_version: str = "") -> None:
         self.directory = directory
         self.solver_version = solver_version
         self._conn: sqlite3.Connection | None = None
+        self._name = str(directory)
 
     @property
     def path(self) -> Path:
@@ -115,37 +192,45 @@ class Cache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT, used REAL)"
-            )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT, used REAL)"
-            )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB, used REAL)"
-            )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)"
-            )
-            # Sizes kept beside the trees, and indexed with `used`: `prune` sums them from the
-            # index alone (summing the lengths of the stored values reads every row).
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS trees "
-                "(key TEXT PRIMARY KEY, size INTEGER, used REAL, value BLOB)"
-            )
-            conn.execute("CREATE INDEX IF NOT EXISTS trees_used ON trees (used, size)")
-            # `prune` finds the least recently used entries by these: without them SQLite reads
-            # every row of the table for its `used`, past the value stored before it (whole
-            # results of a release are megabytes each; bench/RESULTS.md, "What each change did",
-            # and "Measurements that stood in code comments").
-            for table in ("verdicts", "results", "blobs", "parts"):
-                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
+            off = _RUN.off.get(self._name)
+            if off is not None:
+                raise sqlite3.OperationalError(off)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=LOCK_WAIT_SECONDS, isolation_level=None)
+            except (OSError, sqlite3.Error) as exc:
+                self._failed(exc, reading=True)
+                raise sqlite3.OperationalError(str(exc)) from None
+            try:
+                _create(conn)
+            except sqlite3.Error as exc:
+                conn.close()
+                self._failed(exc, reading=True)
+                raise
             self._conn = conn
         return self._conn
+
+    def _failed(self, exc: OSError | sqlite3.Error, reading: bool) -> None:
+        """A statement (or the connection) failed: the cache off (a read) or its writes off
+        for the rest of the scan, and said once."""
+        if self._name in _RUN.off:
+            return
+        locked = isinstance(exc, sqlite3.Error) and _locked(exc)
+        reason = (
+            "locked by another process"
+            if locked
+            else (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+        )
+        if reading:
+            _RUN.off[self._name] = reason
+            hint = "" if locked else " (`idxcheck cache clear` starts it anew)"
+            warn(f"cannot use the cache in {self._name}: {reason}; scanning without it{hint}")
+        elif self._name not in _RUN.no_writes:
+            _RUN.no_writes[self._name] = reason
+            warn(f"cannot write to the cache in {self._name}: {reason}; this scan stores nothing")
+
+    def _writes(self) -> bool:
+        return self._name not in _RUN.no_writes and self._name not in _RUN.off
 
     def versions(self) -> str:
         return tool_versions(self.solver_version)
@@ -162,14 +247,24 @@ class Cache:
                 .execute("SELECT value FROM verdicts WHERE key = ?", (key,))
                 .fetchone()
             )
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            self._failed(exc, reading=True)
             return None
         if row is None:
             return None
-        return json.loads(row[0])  # type: ignore[no-any-return]
+        try:
+            found = json.loads(row[0])
+        except (ValueError, TypeError):  # not JSON (or not text): a miss
+            return None
+        return found if isinstance(found, dict) else None
 
     def put_verdict(self, key: str, value: dict[str, Any]) -> None:
-        self._put("verdicts", key, value)
+        # Keys in their order: a warm run must print dicts (counterexample, replay) exactly
+        # as the cold run did.
+        self._write(
+            "INSERT OR REPLACE INTO verdicts (key, value, used) VALUES (?, ?, ?)",
+            (key, json.dumps(value), time.time()),
+        )
 
     # -- whole results ----------------------------------------------------------------------
 
@@ -184,7 +279,7 @@ class Cache:
 
     def get_blob(self, key: str) -> bytes | None:
         stored = self._get("blobs", key)
-        return bytes(stored) if stored is not None else None
+        return bytes(stored) if isinstance(stored, bytes) else None
 
     def put_blob(self, key: str, value: bytes) -> None:
         self._put_bytes("blobs", key, value)
@@ -193,7 +288,7 @@ class Cache:
 
     def get_part(self, key: str) -> bytes | None:
         stored = self._get("parts", key)
-        return bytes(stored) if stored is not None else None
+        return bytes(stored) if isinstance(stored, bytes) else None
 
     def put_part(self, key: str, value: bytes) -> None:
         self._put_bytes("parts", key, value)
@@ -202,10 +297,12 @@ class Cache:
 
     def get_parse(self, key: str) -> bytes | None:
         stored = self._get("trees", key)
-        return bytes(stored) if stored is not None else None
+        return bytes(stored) if isinstance(stored, bytes) else None
 
     def put_parses(self, items: list[tuple[str, bytes]]) -> None:
         """Several entries in one transaction."""
+        if not self._writes():
+            return
         now = time.time()
         try:
             conn = self._connect()
@@ -219,17 +316,22 @@ class Cache:
             except sqlite3.Error:
                 conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error:
-            pass
+        except sqlite3.Error as exc:
+            self._failed(exc, reading=False)
 
     def _put_bytes(self, table: str, key: str, value: bytes) -> None:
+        self._write(
+            f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
+            (key, value, time.time()),
+        )
+
+    def _write(self, statement: str, params: tuple[object, ...]) -> None:
+        if not self._writes():
+            return
         try:
-            self._connect().execute(
-                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
-                (key, value, time.time()),
-            )
-        except sqlite3.Error:
-            pass
+            self._connect().execute(statement, params)
+        except sqlite3.Error as exc:
+            self._failed(exc, reading=False)  # a cache that cannot be written is only slower
 
     def _get(self, table: str, key: str) -> Any:
         """A stored value, marked as used for the size bound. The mark is rewritten at most
@@ -238,25 +340,19 @@ class Cache:
         try:
             conn = self._connect()
             row = conn.execute(f"SELECT value, used FROM {table} WHERE key = ?", (key,)).fetchone()
-            if row is not None and time.time() - (row[1] or 0) > USED_RESOLUTION:
-                conn.execute(f"UPDATE {table} SET used = ? WHERE key = ?", (time.time(), key))
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            self._failed(exc, reading=True)
             return None
-        return row[0] if row is not None else None
-
-    def _put(self, table: str, key: str, value: dict[str, Any]) -> None:
-        try:
-            conn = self._connect()
-            conn.execute(
-                f"INSERT OR REPLACE INTO {table} (key, value, used) VALUES (?, ?, ?)",
-                # Keys in their order: a warm run must print dicts (counterexample, replay)
-                # exactly as the cold run did.
-                (key, json.dumps(value), time.time()),
-            )
-        except sqlite3.Error:
-            pass  # a cache that cannot be written is only slower
+        if row is None:
+            return None
+        used = row[1]
+        if not isinstance(used, (int, float)) or time.time() - used > USED_RESOLUTION:
+            self._write(f"UPDATE {table} SET used = ? WHERE key = ?", (time.time(), key))
+        return row[0]
 
     def prune(self) -> None:
+        if not self._writes():
+            return
         try:
             conn = self._connect()
             for table, limit in (
@@ -275,8 +371,8 @@ class Cache:
             self._prune_parse_bytes(conn)
             # Where syntax trees were kept before their sizes were: its trees are not read.
             conn.execute("DROP TABLE IF EXISTS parses")
-        except sqlite3.Error:
-            pass
+        except sqlite3.Error as exc:
+            self._failed(exc, reading=False)
 
     def _prune_parse_bytes(self, conn: sqlite3.Connection) -> None:
         """The least recently used syntax trees removed until the rest fit MAX_PARSE_BYTES."""
@@ -287,7 +383,7 @@ class Cache:
         kept = 0
         removed: list[tuple[str]] = []
         for key, length in rows:
-            kept += length or 0
+            kept += length if isinstance(length, int) else 0
             if kept > MAX_PARSE_BYTES:
                 removed.append((key,))
         conn.executemany("DELETE FROM trees WHERE key = ?", removed)
@@ -296,6 +392,29 @@ class Cache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    """The cache's tables, where they are not yet."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT, used REAL)"
+    )
+    conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT, used REAL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB, used REAL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS parts (key TEXT PRIMARY KEY, value BLOB, used REAL)")
+    # Sizes kept beside the trees, and indexed with `used`: `prune` sums them from the index
+    # alone (summing the lengths of the stored values reads every row).
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS trees (key TEXT PRIMARY KEY, size INTEGER, used REAL, value BLOB)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS trees_used ON trees (used, size)")
+    # `prune` finds the least recently used entries by these: without them SQLite reads every
+    # row of the table for its `used`, past the value stored before it (whole results of a
+    # release are megabytes each; bench/RESULTS.md, "Measurements that stood in code comments").
+    for table in ("verdicts", "results", "blobs", "parts"):
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_used ON {table} (used)")
 
 
 def read_blob(directory: str, key: str) -> bytes | None:

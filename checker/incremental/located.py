@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from idxcheck.incremental.cache import read_blob, tool_versions, write_blob
+from idxcheck.incremental.stored import loads
 from idxcheck.model.config import Config
 from idxcheck.model.stable import digest
 from idxcheck.source.files import Block, Offsets, SourceFile
@@ -50,11 +51,9 @@ def load_located(config: Config) -> dict[str, Located]:
     stored = read_blob(config.cache_dir, located_key(config))
     if stored is None:
         return {}
-    try:
-        found = pickle.loads(stored)
-    except Exception:
-        return {}  # written by another layout of these classes: read the files anew
-    return found if isinstance(found, dict) else {}
+    # None: written by another layout of these classes (or not at all): read the files anew
+    found: dict[str, Located] | None = loads(stored, dict[str, Located])
+    return found if found is not None else {}
 
 
 def store_located(

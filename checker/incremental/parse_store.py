@@ -12,6 +12,7 @@ are kept the same way: after an edit of one method, the other methods' trees com
 
 from __future__ import annotations
 
+import ast
 import copyreg
 import dataclasses
 import functools
@@ -23,6 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from idxcheck.incremental.cache import Cache
+from idxcheck.incremental.stored import loads
 from idxcheck.model.stable import digest
 from idxcheck.source import files as source
 from idxcheck.source.files import Parsed
@@ -60,12 +62,14 @@ class ParseStore:
         return digest(prefix, hashlib.sha256(data).hexdigest())
 
     def get(self, text: str) -> Parsed | None:
-        found = self._load(self._key(self._prefix, text))
-        return found if isinstance(found, tuple) and len(found) == 2 else None
+        found: Parsed | None = self._load(
+            self._key(self._prefix, text), tuple[ast.Module | SyntaxError, cst.Module | None]
+        )
+        return found
 
     def get_chunk(self, text: str) -> cst.Module | None:
-        found = self._load(self._key(self._chunk_prefix, text))
-        return found if isinstance(found, cst.Module) else None
+        found: cst.Module | None = self._load(self._key(self._chunk_prefix, text), cst.Module)
+        return found
 
     def parsed(self, text: str, trees: Parsed) -> None:
         """A text parsed (after `get` missed it): marked the first time, its trees stored the
@@ -80,17 +84,15 @@ class ParseStore:
             self.cache.put_parses(list(self._pending.items()))
             self._pending.clear()
 
-    def _load(self, key: str) -> object:
+    def _load(self, key: str, shape: object) -> Any:
         stored = self._pending.get(key)
         if stored is None:
             stored = self.cache.get_parse(key)
         self._marked[key] = stored is not None
         if not stored:
             return None
-        try:
-            return pickle.loads(stored)
-        except Exception:  # another layout of the node classes, a tree too deep: parse it
-            return None
+        # None: another layout of the node classes, a tree too deep, not a tree: parse it
+        return loads(stored, shape)
 
     def _note(self, key: str, value: object) -> None:
         marked = self._marked.pop(key, None)

@@ -29,6 +29,7 @@ from idxcheck.check.analyse import FilePart, TreeFacts, analyse_file
 from idxcheck.check.checker import Checker
 from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.parse_store import parses_from
+from idxcheck.incremental.stored import hex_digest, loads
 from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
 
@@ -59,9 +60,9 @@ def known_code_digests(names: Iterable[str], facts: TreeFacts, cache: Cache) -> 
             if source.has_code_digest():
                 continue
             key = digest("code-digest", cache.versions(), source.text_digest())
-            stored = cache.get_part(key)
+            stored = hex_digest(cache.get_part(key))
             if stored is not None:
-                source.remember_code_digest(stored.decode())
+                source.remember_code_digest(stored)
             else:
                 cache.put_part(key, source.code_digest().encode())
 
@@ -71,8 +72,8 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
     if cache is None or facts.context_key is None:
         return None
     text_key = _text_key(source, facts)
-    named = cache.get_part(text_key)
-    key = named.decode() if named is not None else part_key(source, facts)
+    named = hex_digest(cache.get_part(text_key))
+    key = named if named is not None else part_key(source, facts)
     if key is None:
         return None
     stored = cache.get_part(key)
@@ -80,14 +81,13 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
         return None
     if named is None:
         cache.put_part(text_key, key.encode())  # the next scan of this text skips `part_key`
-    try:
-        lookups, part = pickle.loads(stored)
-    except Exception:
-        return None  # written by another layout of these classes: analyse again
+    loaded: tuple[Lookups, FilePart] | None = loads(stored, tuple[Lookups, FilePart])
+    if loaded is None:
+        return None  # written by another layout of these classes (or not at all): analyse again
+    lookups, part = loaded
     known_code_digests((name for name, _ in lookups), facts, cache)
     if not all(facts.classes.signature(name) == found for name, found in lookups):
         return None
-    assert isinstance(part, FilePart)
     return part
 
 

@@ -9,40 +9,38 @@ import pickle
 from typing import Any
 
 from idxcheck.incremental.cache import Cache
+from idxcheck.incremental.stored import loads
 from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
 
 
 class FileReadings:
-    """One kind of reading, keyed by the kind, `inputs`, and each file's path and text. Stored
-    with the file analyses (bounded and cleared with them)."""
+    """One kind of reading, keyed by the kind, `inputs`, and each file's path and text, and
+    of the shape `shape` (a type hint: a stored reading of another is a miss). Stored with the
+    file analyses (bounded and cleared with them)."""
 
-    def __init__(self, cache: Cache, kind: str, inputs: str) -> None:
+    def __init__(self, cache: Cache, kind: str, inputs: str, shape: object) -> None:
         self.cache = cache
         self.kind = kind
         self.inputs = inputs
+        self.shape = shape
 
     def key(self, source: SourceFile) -> str:
         return digest(self.kind, self.inputs, source.path, source.text_digest())
 
     def get(self, source: SourceFile) -> Any:
         """What was read from this text, or None."""
-        return stored_reading(self.cache, self.key(source))
+        return stored_reading(self.cache, self.key(source), self.shape)
 
     def put(self, source: SourceFile, reading: object) -> None:
         store_reading(self.cache, self.key(source), reading)
 
 
-def stored_reading(cache: Cache, key: str) -> Any:
+def stored_reading(cache: Cache, key: str, shape: object) -> Any:
     """The reading stored under `key`, or None (also for one pickled by another layout of
-    these classes: it is read again)."""
+    these classes, or not of the shape `shape`: it is read again)."""
     stored = cache.get_part(key)
-    if stored is None:
-        return None
-    try:
-        return pickle.loads(stored)
-    except Exception:
-        return None
+    return loads(stored, shape) if stored is not None else None
 
 
 def store_reading(cache: Cache, key: str, reading: object) -> None:

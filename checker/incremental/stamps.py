@@ -20,6 +20,7 @@ import pickle
 from collections.abc import Sequence
 
 from idxcheck.incremental.cache import read_blob, tool_versions, write_blob
+from idxcheck.incremental.stored import loads
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError
 from idxcheck.model.outcome import Scanned
@@ -96,11 +97,8 @@ def load(config: Config, key: str) -> Scanned | None:
     stored = read_blob(config.cache_dir, key)
     if stored is None:
         return None
-    try:
-        outcome = pickle.loads(stored)
-    except Exception:
-        return None  # written by another layout of these classes: scan again
-    return outcome if isinstance(outcome, Scanned) else None
+    found: Scanned | None = loads(stored, Scanned)  # None: another layout of these classes, or bad
+    return found
 
 
 def store(config: Config, key: str, outcome: Scanned) -> None:

@@ -12,6 +12,7 @@ from idxcheck.facts.kernels import Launcher
 from idxcheck.incremental import keys
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.readings import FileReadings, store_reading, stored_reading
+from idxcheck.incremental.stored import loads
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 from idxcheck.profiles.schema import Profile
@@ -49,39 +50,30 @@ class DiskStore:
 
     def result(self, key: str) -> ScanResult | None:
         stored = self.cache.get_result(key)
-        if stored is None:
-            return None
-        try:
-            found = pickle.loads(stored)
-        except Exception:
-            return None  # written by another layout of these classes: scan again
-        return found if isinstance(found, ScanResult) else None
+        # None: written by another layout of these classes (or not by idxcheck): scan again.
+        found: ScanResult | None = loads(stored, ScanResult) if stored is not None else None
+        return found
 
     def put_result(self, key: str, result: ScanResult) -> None:
         # Pickled rather than plain data: it is several times faster to write and read back
         # (bench/RESULTS.md).
         self.cache.put_result(key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def value(self, key: str) -> Any:
+    def value(self, key: str, shape: object) -> Any:
         stored = self.cache.get_blob(key)
-        if stored is None:
-            return None
-        try:
-            return pickle.loads(stored)
-        except Exception:
-            return None  # written by another layout of these classes: read the tree again
+        return loads(stored, shape) if stored is not None else None
 
     def put_value(self, key: str, value: object) -> None:
         self.cache.put_blob(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def reading(self, key: str) -> Any:
-        return stored_reading(self.cache, key)
+    def reading(self, key: str, shape: object) -> Any:
+        return stored_reading(self.cache, key, shape)
 
     def put_reading(self, key: str, value: object) -> None:
         store_reading(self.cache, key, value)
 
-    def readings(self, kind: str, inputs: str) -> FileReadings:
-        return FileReadings(self.cache, kind, inputs)
+    def readings(self, kind: str, inputs: str, shape: object) -> FileReadings:
+        return FileReadings(self.cache, kind, inputs, shape)
 
     def prune(self) -> None:
         self.cache.prune()

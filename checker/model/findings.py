@@ -3,6 +3,7 @@ statistics. One finding type, with a primary span and related spans."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,3 +92,47 @@ class ScanResult:
     mode_model_source: str = ""
     # The profile's forward modes in their order, for reports (set by the engine).
     mode_order: tuple[str, ...] = ()
+
+
+def fingerprint(*parts: str) -> str:
+    """A finding's identity across edits that move it: a digest of what it is, not where."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def make_finding(
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    span: Span,
+    message: str,
+    identity: tuple[str, ...],
+    function: str = "",
+    mode: str = "",
+    explain: tuple[str, ...] = (),
+    related: tuple[Related, ...] = (),
+    counterexample: dict[str, int] | None = None,
+    counterexample_text: str = "",
+    needs_text: str = "",
+    conditions: tuple[tuple[str, bool], ...] = (),
+    replay: ReplayBlock | None = None,
+) -> Finding:
+    """A finding, fingerprinted by `identity`."""
+    return Finding(
+        code=code,
+        name=name,
+        severity=severity,
+        span=span,
+        function=function,
+        mode=mode,
+        message=message,
+        verdict=Verdict.REFUTED,
+        counterexample=counterexample or {},
+        counterexample_text=counterexample_text,
+        needs_text=needs_text,
+        conditions=conditions,
+        related=related,
+        fingerprint=fingerprint(*identity),
+        explain=explain,
+        replay=replay,
+    )

@@ -17,10 +17,12 @@ from idxcheck.model.spans import Loc
 
 
 def digest(*parts: str) -> str:
-    """The digest of some strings, in order: the cache keys' hash."""
+    """The digest of some strings, in order: the cache keys' hash. Paths may hold any bytes
+    (`os.fsdecode` gives a name that is not UTF-8 as lone surrogates): encoded with
+    `surrogatepass`, which is one to one."""
     hasher = hashlib.sha256()
     for part in parts:
-        hasher.update(part.encode())
+        hasher.update(part.encode("utf-8", "surrogatepass"))
         hasher.update(b"\x1f")
     return hasher.hexdigest()
 
@@ -42,7 +44,8 @@ class _Digester:
         found = self.memo.get(id(value))
         if found is not None and found[0] is value:
             return found[1]
-        result = hashlib.sha256(self._render(value).encode()).hexdigest()
+        # `surrogatepass`: a path that is not UTF-8 holds lone surrogates (`os.fsdecode`).
+        result = hashlib.sha256(self._render(value).encode("utf-8", "surrogatepass")).hexdigest()
         self.memo[id(value)] = (value, result)
         return result
 

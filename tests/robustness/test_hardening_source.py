@@ -22,9 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 from idxcheck.app import api
-from idxcheck.app.api import Scan, scan
+from idxcheck.app.api import scan
 from idxcheck.app.config_file import Overrides, build_config, load_config_file
 from idxcheck.cli import main
+from idxcheck.model.outcome import Scan
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import load_profile
 from idxcheck.source import discover as discover_module
