@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("idxcheck.parallel",),
     ("idxcheck.report",),
     ("idxcheck.runtime_kernels",),
-    ("idxcheck.app",),
+    ("idxcheck.app", "idxcheck.api"),
     ("idxcheck.cli", "idxcheck.__main__"),
 )
 
