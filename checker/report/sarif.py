@@ -204,10 +204,49 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
     report = as_report(result)
     rules = catalogue()
     rule_index = {info.code: i for i, info in enumerate(rules)}
+    stats = report.result.stats
+    doc = {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "idxcheck",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": [_rule(info) for info in rules],
+                    }
+                },
+                "invocations": [_invocation(report)],
+                "columnKind": "unicodeCodePoints",
+                "results": _results(report, rule_index),
+                "properties": {
+                    "stats": {
+                        "files": stats.files,
+                        "sites": stats.sites,
+                        "obligations": stats.obligations,
+                        "proved": stats.proved,
+                        "refuted": stats.refuted,
+                        "unknown": stats.unknown,
+                        "unsupported": stats.unsupported,
+                    },
+                    "modeModel": report.result.mode_model_source,
+                    "baselined": len(report.baselined),
+                },
+            }
+        ],
+    }
+    # Text of the tree that is not valid Unicode (a name's undecodable bytes) is shown escaped.
+    return unicode_safe(doc)  # type: ignore[no-any-return]
+
+
+def _results(report: Report, rule_index: dict[str, int]) -> list[dict[str, Any]]:
+    """The reported findings, the suppressed ones (with their comments), and under `--strict`
+    the UNKNOWN verdicts."""
     reported = list(report.findings)
     suppressed = [finding for finding, _ in report.suppressed]
-    everything = reported + suppressed
-    numbers = _occurrences(everything)
+    numbers = _occurrences(reported + suppressed)
     results = []
     for i, finding in enumerate(reported):
         entry = _result(finding, rule_index, numbers[i])
@@ -239,6 +278,11 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
                     "properties": {"mode": mode, "verdict": "UNKNOWN"},
                 }
             )
+    return results
+
+
+def _invocation(report: Report) -> dict[str, Any]:
+    """How the run ended, with each per-file error as a notification."""
     notifications = [
         {
             "level": "error",
@@ -254,40 +298,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
     }
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    doc = {
-        "$schema": SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "idxcheck",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": [_rule(info) for info in rules],
-                    }
-                },
-                "invocations": [invocation],
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-                "properties": {
-                    "stats": {
-                        "files": report.result.stats.files,
-                        "sites": report.result.stats.sites,
-                        "obligations": report.result.stats.obligations,
-                        "proved": report.result.stats.proved,
-                        "refuted": report.result.stats.refuted,
-                        "unknown": report.result.stats.unknown,
-                        "unsupported": report.result.stats.unsupported,
-                    },
-                    "modeModel": report.result.mode_model_source,
-                    "baselined": len(report.baselined),
-                },
-            }
-        ],
-    }
-    # Text of the tree that is not valid Unicode (a name's undecodable bytes) is shown escaped.
-    return unicode_safe(doc)  # type: ignore[no-any-return]
+    return invocation
 
 
 def render(result: ScanResult | Report) -> str:
