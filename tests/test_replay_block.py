@@ -31,7 +31,7 @@ def replay_of(tmp_path: Path, ends: str, stride: str) -> tuple[dict[str, object]
     [finding] = result.findings
     assert (finding.code, finding.mode) == ("IDX001", "DRAFT_EXTEND_V2")
     assert finding.replay is not None
-    return dict(finding.replay), dict(finding.counterexample)
+    return finding.replay.to_dict(), dict(finding.counterexample)
 
 
 def test_a_per_token_layout_gives_its_segments_per_request(tmp_path: Path) -> None:

@@ -289,12 +289,12 @@ def test_classes_that_several_later_workers_would_parse_are_parsed_once_in_the_p
 def test_a_large_tree_read_by_two_processes_gives_the_same_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from idxcheck.app import api
+    from idxcheck.app import api, scanning
 
     tree = tmp_path / "tree"
     for folder in ("a", "b"):
         (tree / folder).mkdir(parents=True)
-    count = api.BACKGROUND_READ_FILES + 10
+    count = scanning.BACKGROUND_READ_FILES + 10
     for n in range(count):
         (tree / ("a" if n < count // 2 else "b") / f"m{n:04d}.py").write_text(f"x = {n}\n")
     # Files that pass, fail or carry a marker in both halves of the walk.
