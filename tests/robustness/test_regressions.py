@@ -76,7 +76,7 @@ def test_function_too_deep_for_positions_keeps_its_finding() -> None:
 def test_internal_error_message_survives_an_exception_that_cannot_print_itself() -> None:
     # The CLI's last-resort handler formatted `str(exc)`; a KeyError holding a deep syntax
     # tree recursed in its repr, and the traceback reached the user.
-    from idxcheck.cli import _describe
+    from idxcheck.cli.main import _describe
 
     class Unprintable(Exception):
         def __str__(self) -> str:

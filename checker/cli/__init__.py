@@ -1,0 +1,49 @@
+"""The command line: `idxcheck scan`, `idxcheck confirm`, `idxcheck rule`, `idxcheck rules`,
+`idxcheck cache` (a module each), and the process's entry."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+from idxcheck.cli import cache, confirm, rules, scan  # noqa: F401  (each registers its command)
+from idxcheck.cli.main import main
+
+__all__ = ["COMMAND_GC_THRESHOLD", "entry", "main"]
+
+
+# The command's process collects cycles rarely, as its workers do
+# (`idxcheck.parallel.workers.WORKER_GC_THRESHOLD`): what a scan allocates lives until its end
+# (files, blocks, tree facts), so a collection of the young generation finds little to free
+# (bench/RESULTS.md, "Measurements that stood in code comments").
+COMMAND_GC_THRESHOLD = (500_000, 1_000, 1_000)
+# Modules whose exit handlers must run: the runtime companion's (CUDA and Triton state).
+_NEEDS_TEARDOWN = ("torch", "triton")
+
+
+def entry() -> NoReturn:
+    """The `idxcheck` command (and `python -m idxcheck`): `main`, then an exit that skips the
+    interpreter's teardown once the output is flushed: freeing every object of a scan one by
+    one (the syntax trees, the solver's terms, libcst's and z3's modules) is a noticeable share
+    of a pre-commit run, and what must outlive the process is written already (the cache
+    commits each statement). A run that loaded the runtime companion's modules exits the
+    usual way, so that their exit handlers run."""
+    import gc
+
+    gc.set_threshold(*COMMAND_GC_THRESHOLD)
+    try:
+        main()
+    except SystemExit as stop:
+        status = stop.code
+    else:
+        status = 0
+    if isinstance(status, int) and not any(name in sys.modules for name in _NEEDS_TEARDOWN):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe or stream: the usual exit reports it as Python does
+        else:
+            os._exit(status)
+    sys.exit(status)

@@ -1,0 +1,200 @@
+"""The command group, its error handling, and what the commands share: output formats, colour,
+progress bars, writing reports, the codes a run exits with.
+
+Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
+2 usage or internal error (a bad configuration file included). A traceback reaches the user only
+with --debug."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any, NoReturn
+
+import click
+
+from idxcheck import __version__
+from idxcheck.app.command import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
+__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "main"]
+
+FORMAT_MODULES = {
+    "text": "text",
+    "json": "json_format",
+    "sarif": "sarif",
+    "github": "github",
+    "markdown": "markdown",
+    "junit": "junit",
+    "html": "html",
+}
+FORMATS = tuple(FORMAT_MODULES)
+# A progress bar is worth drawing only for runs long enough to wonder about.
+PROGRESS_MIN_FILES = 20
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except Exception as exc:  # an internal error: one line, unless --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                import traceback
+
+                traceback.print_exc()
+            else:
+                click.echo(
+                    f"idxcheck: internal error: {type(exc).__name__}: {_describe(exc)} "
+                    "(run with --debug for the traceback)",
+                    err=True,
+                )
+            ctx.exit(EXIT_ERROR)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line about an exception, even when its `str` itself fails (the repr of a deeply
+    nested syntax tree recurses) or runs to pages."""
+    try:
+        text = str(exc)
+    except Exception:
+        return "(no description)"
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = line if len(line) <= 300 else line[:297] + "..."
+    from idxcheck.report.escape import display
+
+    return display(line)  # it may quote a scanned file's name or text
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="idxcheck")
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Prove that attention-backend index pointers and grid sizes agree with the runtime's
+    token layout, in every forward mode and speculative configuration."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def parse_formats(specs: tuple[str, ...], output: str | None) -> list[tuple[str, str | None]]:
+    """`--format NAME[=PATH]` (repeatable) -> [(name, path or None for stdout)]."""
+    outputs: list[tuple[str, str | None]] = []
+    for spec in specs or ("text",):
+        name, sep, path = spec.partition("=")
+        name = name.strip().lower()
+        if name not in FORMATS:
+            raise click.BadParameter(
+                f"unknown format {name!r}; choose from {', '.join(FORMATS)}", param_hint="--format"
+            )
+        if sep and not path:
+            raise click.BadParameter(
+                f"{spec!r}: a file name must follow '='", param_hint="--format"
+            )
+        outputs.append((name, path or None))
+    bare = [name for name, path in outputs if path is None]
+    if len(bare) > 1:
+        raise click.BadParameter(
+            f"at most one format can go to standard output (got {', '.join(bare)}); "
+            "give the others a file: --format sarif=idxcheck.sarif",
+            param_hint="--format",
+        )
+    if output is not None:
+        if not bare:
+            raise click.BadParameter(
+                "-o names the file of the format given without '=PATH'", param_hint="-o"
+            )
+        outputs = [(name, output if path is None else path) for name, path in outputs]
+    return outputs
+
+
+def use_color(choice: str, stream: IO[str]) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR"):  # https://no-color.org
+        return False
+    return _isatty(stream)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextmanager
+def progress_bar(label: str, minimum: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress callback drawing on stderr when it is a terminal, None otherwise: piped and CI
+    output stays clean. The bar appears only once the total reaches `minimum`."""
+    if not _isatty(sys.stderr):
+        yield None
+        return
+    state: dict[str, Any] = {"bar": None, "done": 0}
+
+    def update(done: int, total: int) -> None:
+        bar = state["bar"]
+        if bar is None:
+            if total < minimum:
+                return
+            bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True)
+            bar.__enter__()
+            state["bar"] = bar
+        bar.update(done - state["done"])
+        state["done"] = done
+
+    try:
+        yield update
+    finally:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+
+
+def write(path: str, text: str) -> None:
+    """Write a report whole or not at all; a failure ends the run with exit 2."""
+    from idxcheck.app.outfile import OutputError, write_text
+
+    try:
+        write_text(path, text)
+    except OutputError as exc:
+        fail(str(exc))
+
+
+def echo(text: str, color: bool = False) -> None:
+    """A report on standard output; one that cannot be written (a full disk, a closed pipe)
+    ends the run with exit 2, as a file would."""
+    try:
+        click.echo(text, nl=False, color=color)
+        sys.stdout.flush()
+    except OSError as exc:
+        try:  # nothing more can go there: the exit must not try again
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        fail(f"cannot write standard output: {exc.strerror or exc}")
+
+
+def validate_codes(codes: tuple[str, ...], option: str) -> None:
+    if not codes:
+        return  # the rule catalogue is not loaded for nothing
+    from idxcheck.rules.catalog import known_codes
+
+    known = known_codes()
+    for code in codes:
+        if code not in known:
+            raise click.BadParameter(
+                f"unknown rule code {code!r} (see `idxcheck rules`)", param_hint=option
+            )
+
+
+def warn(message: str) -> None:
+    click.echo(f"idxcheck: warning: {message}", err=True)
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"idxcheck: {message}", err=True)
+    sys.exit(EXIT_ERROR)

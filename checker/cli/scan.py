@@ -1,0 +1,248 @@
+"""`idxcheck scan`: its options, handed to the application (`idxcheck.app.command`); the reports
+it renders written to standard output or files."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from idxcheck.cli.main import (
+    FORMAT_MODULES,
+    PROGRESS_MIN_FILES,
+    echo,
+    fail,
+    main,
+    parse_formats,
+    progress_bar,
+    use_color,
+    validate_codes,
+    warn,
+    write,
+)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    metavar="FORMAT[=FILE]",
+    help="Report format, repeatable: text, json, sarif, github, markdown, junit, html. "
+    "FORMAT=FILE writes to FILE; at most one format goes to stdout.  [default: text]",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the format given without =FILE to this file.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Read this TOML file instead of searching for [tool.idxcheck].",
+)
+@click.option("--isolated", is_flag=True, help="Ignore configuration files.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of verdicts and results ($IDXCHECK_CACHE_DIR, else ~/.cache/idxcheck).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Worker processes for the analysis (0: one per CPU, up to 4, when the scan is large enough). The result is the same for any number at the default --rlimit.",
+)
+@click.option("--select", multiple=True, metavar="CODE", help="Only these rules (repeatable).")
+@click.option("--ignore", multiple=True, metavar="CODE", help="Skip these rules (repeatable).")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this glob (repeatable)."
+)
+@click.option("--profile", default=None, help="Project profile.  [default: sglang]")
+@click.option(
+    "--domain",
+    multiple=True,
+    metavar="EXPR",
+    help="Extra domain constraint, e.g. 'speculative_eagle_topk == 1'.",
+)
+@click.option(
+    "--rlimit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Solver resource limit per query (deterministic).",
+)
+@click.option(
+    "--strict/--no-strict", default=None, help="Also fail on UNKNOWN verdicts (solver gave up)."
+)
+@click.option("--explain", is_flag=True, help="Show the chain behind each finding.")
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Text report: count findings per rule and forward mode instead of listing them.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text report.",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Report only findings not recorded in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Record the current findings in this baseline file.",
+)
+@click.option(
+    "--diff-base",
+    metavar="REF",
+    help="Report only findings not present when the same paths are scanned at git REF.",
+)
+@click.option(
+    "--changed-only",
+    is_flag=True,
+    help="PATHS are changed files: scan the whole project, report findings that touch them.",
+)
+@click.option(
+    "--confirm",
+    is_flag=True,
+    help="Replay each finding's counterexample on a Triton kernel (needs the runtime extra).",
+)
+@click.option(
+    "--kernel",
+    metavar="MODULE:FUNCTION",
+    help="With --confirm: replay with this kernel instead of ours.",
+)
+@click.option(
+    "--kernel-adapter",
+    type=click.Choice(["sglang", "idxcheck"]),
+    default=None,
+    help="With --kernel: its calling convention (guessed when omitted).",
+)
+@click.option(
+    "--emit-test",
+    "emit_test",
+    type=click.Path(file_okay=False),
+    help="With --confirm: write a regression test per confirmed finding here.",
+)
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    metavar="auto|cpu|cuda[:N]",
+    help="With --confirm: where to replay.",
+)
+@click.pass_context
+def scan(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    formats: tuple[str, ...],
+    output: str | None,
+    config_path: str | None,
+    isolated: bool,
+    no_cache: bool,
+    jobs: int,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    profile: str | None,
+    domain: tuple[str, ...],
+    rlimit: int | None,
+    strict: bool | None,
+    explain: bool,
+    statistics: bool,
+    color: str,
+    baseline_path: str | None,
+    write_baseline_path: str | None,
+    diff_base: str | None,
+    changed_only: bool,
+    confirm: bool,
+    kernel: str | None,
+    kernel_adapter: str | None,
+    emit_test: str | None,
+    device: str,
+) -> None:
+    """Scan files and folders (never imports or runs them)."""
+    from idxcheck.app import api
+    from idxcheck.app.command import RequestError, ScanRequest, prepare, report_of
+    from idxcheck.app.config_file import Overrides
+    from idxcheck.app.outfile import OutputError
+    from idxcheck.app.policy import apply_policy
+
+    outputs = parse_formats(formats, output)
+    validate_codes(select, "--select")
+    validate_codes(ignore, "--ignore")
+    if (kernel or emit_test or kernel_adapter) and not confirm:
+        raise click.UsageError("--kernel, --kernel-adapter and --emit-test need --confirm")
+    confirming = None
+    if confirm:
+        from idxcheck.app.confirming import ConfirmOptions
+
+        confirming = ConfirmOptions(kernel, kernel_adapter, device, emit_test)
+    request = ScanRequest(
+        paths=paths,
+        overrides=Overrides(select, ignore, exclude, profile, domain, rlimit, strict),
+        config_path=config_path,
+        isolated=isolated,
+        no_cache=no_cache,
+        jobs=jobs,
+        baseline=baseline_path,
+        write_baseline=write_baseline_path,
+        diff_base=diff_base,
+        changed_only=changed_only,
+        confirm=confirming,
+    )
+    try:
+        prepared = prepare(request, warn)
+    except RequestError as exc:
+        raise click.UsageError(str(exc)) from None
+    config = prepared.config
+    try:
+        with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
+            unfiltered = api.scanned(prepared.scan_paths, config, progress=progress)
+        with progress_bar("confirming", 1) as progress:
+            outcome = apply_policy(unfiltered, config, prepared.options, progress)
+    except prepared.usage_errors as exc:
+        raise click.UsageError(str(exc)) from None
+    except OutputError as exc:  # the baseline could not be written
+        fail(str(exc))
+    if write_baseline_path:
+        click.echo(
+            f"idxcheck: wrote {len(outcome.baselined)} findings to {write_baseline_path}",
+            err=True,
+        )
+    report = report_of(outcome, config)
+    for name, path in outputs:
+        colored = name == "text" and (
+            use_color(color, sys.stdout) if path is None else color == "always"
+        )
+        rendered = render(name, report, explain=explain, statistics=statistics, color=colored)
+        if path is None:
+            echo(rendered, colored)
+        else:
+            write(path, rendered)
+    ctx.exit(report.exit_code)
+
+
+def render(
+    name: str, report: Any, *, explain: bool = False, statistics: bool = False, color: bool = False
+) -> str:
+    import importlib
+
+    # Only the chosen format's module: the HTML and SARIF reporters load the rule catalogue.
+    module = importlib.import_module(f"idxcheck.report.{FORMAT_MODULES[name]}")
+    if name == "text":
+        return module.render(report, explain=explain, color=color, statistics=statistics)  # type: ignore[no-any-return]
+    return module.render(report)  # type: ignore[no-any-return]
