@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,55 +177,58 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
         "domain": strings("domain"),
     }
     if "per-file-ignores" in section:
-        table = section["per-file-ignores"]
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
-        pairs = []
-        for glob, value in table.items():
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(
-                    f"{where}: per-file-ignores.{glob!r} must be a list of rule codes, "
-                    f"got {value!r}"
-                )
-            pairs.append((str(glob), rule_codes(f"per-file-ignores.{glob!r}", value)))
-        settings["per_file_ignores"] = tuple(pairs)
+        settings["per_file_ignores"] = _per_file_ignores(
+            section["per-file-ignores"], where, rule_codes
+        )
     if "profile" in section:
         if not isinstance(section["profile"], str):
             raise ConfigError(f"{where}: profile must be a string, got {section['profile']!r}")
         settings["profile"] = section["profile"]
     if "widths" in section:
-        table = section["widths"]
-        if not isinstance(table, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in table.items()
-        ):
-            raise ConfigError(
-                f'{where}: widths must be a table of MODE = "width expression", got {table!r}'
-            )
-        settings["widths"] = tuple(sorted(table.items()))
-    if "rlimit" in section:
-        value = section["rlimit"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{where}: rlimit must be a positive integer, got {value!r}")
-        settings["rlimit"] = value
-    if "strict" in section:
-        if not isinstance(section["strict"], bool):
-            raise ConfigError(f"{where}: strict must be true or false, got {section['strict']!r}")
-        settings["strict"] = section["strict"]
-    if "max-file-bytes" in section:
-        value = section["max-file-bytes"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{where}: max-file-bytes must be a positive integer, got {value!r}")
-        settings["max_file_bytes"] = value
-    if "follow-links" in section:
-        if not isinstance(section["follow-links"], bool):
-            raise ConfigError(
-                f"{where}: follow-links must be true or false, got {section['follow-links']!r}"
-            )
-        settings["follow_links"] = section["follow-links"]
+        settings["widths"] = _widths(section["widths"], where)
+    for key, field in (("rlimit", "rlimit"), ("max-file-bytes", "max_file_bytes")):
+        if key in section:
+            settings[field] = _positive(section[key], key, where)
+    for key, field in (("strict", "strict"), ("follow-links", "follow_links")):
+        if key in section:
+            if not isinstance(section[key], bool):
+                raise ConfigError(f"{where}: {key} must be true or false, got {section[key]!r}")
+            settings[field] = section[key]
     given = {k: v for k, v in settings.items() if v is not None}
     parsed = FileSettings(path=path, root=os.path.dirname(os.path.abspath(path)), **given)
     _check_profile(parsed, where)
     return parsed
+
+
+def _per_file_ignores(
+    table: object, where: str, rule_codes: Callable[[str, Sequence[str]], tuple[str, ...]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+    pairs = []
+    for glob, value in table.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(
+                f"{where}: per-file-ignores.{glob!r} must be a list of rule codes, got {value!r}"
+            )
+        pairs.append((str(glob), rule_codes(f"per-file-ignores.{glob!r}", value)))
+    return tuple(pairs)
+
+
+def _widths(table: object, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise ConfigError(
+            f'{where}: widths must be a table of MODE = "width expression", got {table!r}'
+        )
+    return tuple(sorted(table.items()))
+
+
+def _positive(value: object, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
+    return value
 
 
 def _check_profile(settings: FileSettings, where: str) -> None:

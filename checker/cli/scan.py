@@ -145,6 +145,7 @@ from idxcheck.cli.main import (
     help="With --confirm: where to replay.",
 )
 @click.pass_context
+# Longer than a function should be only by its signature: one parameter per option of `scan`.
 def scan(
     ctx: click.Context,
     paths: tuple[str, ...],
