@@ -1,8 +1,8 @@
 """The command line: `idxcheck scan`, `idxcheck confirm`, `idxcheck rule`, `idxcheck rules`.
 
 Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
-2 usage or internal error (a bad configuration file included). A traceback reaches the user only
-with --debug."""
+2 usage or internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A
+traceback reaches the user only with --debug."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from idxcheck import __version__
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
 FORMAT_MODULES = {
     "text": "text",
@@ -43,6 +44,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except KeyboardInterrupt:  # Ctrl-C, also during a solver check (`idxcheck.solve`)
+            click.echo("idxcheck: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # an internal error: one line, unless --debug
             if ctx.obj and ctx.obj.get("debug"):
                 import traceback
