@@ -53,22 +53,37 @@ _SEARCH_FLOOR = 0
 z3.z3.Z3_DEBUG = False
 
 
-# What every solver is built with, besides its `rlimit`. z3's nonlinear integer arithmetic has
-# parts that count no resource, where a question runs past any `rlimit` (a path condition such
-# as `a*a*b*b*c == 7*c*c*c*a + 13*b*b*b + 999983` over three symbols did): the SMT core's calls into
-# nlsat (`arith.nl.nra`: resultants of ever larger polynomials while isolating roots) and its
-# tightening of monomial bounds (`arith.nl.optimize_bounds`: integer roots of huge bounds).
-# Without them z3 answers `unknown` (incomplete) where it would have gone on; the default
-# solver still asks nlsat itself, as a tactic that counts its work. The verdicts of the
-# fixtures and of the real SGLang trees are the same either way. `ctrl_c`: z3 would take
-# SIGINT for the length of each check and answer `unknown`, so Ctrl-C made an UNKNOWN verdict
-# and the scan went on; `_Interrupts` ends the scan instead.
+# What every solver is built with, besides its `rlimit` and `timeout` (`_backstop_ms`). z3's
+# nonlinear integer arithmetic has parts that count no resource, where a question runs past any
+# `rlimit` (a path condition such as `a*a*b*b*c == 7*c*c*c*a + 13*b*b*b + 999983` over three
+# symbols did): the SMT core's calls into nlsat (`arith.nl.nra`: resultants of ever larger
+# polynomials while isolating roots) and its optimisation of monomial bounds
+# (`arith.nl.optimize_bounds`: integer roots of ever larger bounds). Without them z3 answers
+# `unknown` (incomplete) where it would have gone on; the default solver still asks nlsat
+# itself, as a tactic that counts its work. The verdicts of the fixtures and of the real
+# SGLang trees are the same either way. `ctrl_c`: z3 would take SIGINT for the length of each
+# check and answer `unknown`, so Ctrl-C made an UNKNOWN verdict and the scan went on;
+# `_Interrupts` ends the scan instead.
 SOLVER_PARAMS: tuple[tuple[str, bool | int], ...] = (
     ("random_seed", 0),
     ("ctrl_c", False),
     ("arith.nl.nra", False),
     ("arith.nl.optimize_bounds", False),
 )
+
+# The same root-taking also runs from the SMT core's propagation of monomial bounds, which no
+# parameter turns off (rarely: one of 48 random quartic equalities at the default rlimit). A
+# wall-clock backstop ends such a check: BACKSTOP_BASE_MS plus a millisecond for each
+# BACKSTOP_RLIMIT_PER_MS of the budget, about ten times what the budget takes where z3 counts
+# (two to four million a second), so that it decides nothing the rlimit would have. A check
+# it ends is UNKNOWN ("z3: timeout"), the one answer that depends on the machine, as z3's own
+# default tactics already do: they give some of their stages 2 to 15 s.
+BACKSTOP_BASE_MS = 10_000
+BACKSTOP_RLIMIT_PER_MS = 200
+
+
+def _backstop_ms(rlimit: int) -> int:
+    return min(BACKSTOP_BASE_MS + rlimit // BACKSTOP_RLIMIT_PER_MS, 2**32 - 1)
 
 
 class _Interrupts:
@@ -393,6 +408,7 @@ class Solver:
         # bounded symbols, dozens of opaque conditions) the core answers fifty times faster.
         solver = z3.Tactic("smt").solver() if core else z3.Solver()
         solver.set("rlimit", self.rlimit)
+        solver.set("timeout", _backstop_ms(self.rlimit))
         for name, value in SOLVER_PARAMS:
             solver.set(name, value)
         for part in parts:

@@ -3,8 +3,9 @@
 z3's nonlinear integer arithmetic has paths that count no resource (root isolation of
 algebraic numbers in its SMT core's nonlinear module, the tightening of monomial bounds to
 roots of huge integers): a path condition such as `a*a*b*b*c == 7*c*c*c*a + 13*b*b*b + 999983`
-ran past any `rlimit` there. Each scan below runs in a child process with a wall-clock bound
-far above what the budget takes, so a question that never ends fails the test instead of
+ran past any `rlimit` there. The parts that parameters turn off are off; a wall-clock backstop
+far above the budget ends the rest. Each scan below runs in a child process with a wall-clock
+bound far above what the budget takes, so a question that never ends fails the test instead of
 hanging it."""
 
 from __future__ import annotations
@@ -176,6 +177,26 @@ def test_unknown_is_never_a_pass() -> None:
     starved = Solver(domain, ["x", "y"], rlimit=1).check(*question)
     assert starved.verdict is Verdict.UNKNOWN, starved
     assert starved.reason
+
+
+def test_a_check_the_rlimit_does_not_stop_ends_at_the_backstop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where z3 counts no resource, the wall-clock backstop ends the check: with it shrunk to
+    a fifth of a second under a budget no check exhausts, a hard question is UNKNOWN at once,
+    for the backstop's reason."""
+    from idxcheck.solve import solver as solver_module
+
+    monkeypatch.setattr(solver_module, "BACKSTOP_BASE_MS", 200)
+    monkeypatch.setattr(solver_module, "BACKSTOP_RLIMIT_PER_MS", 10**12)
+    domain = [cmp(">=", Sym(s), Const(1)) for s in "abc"]
+    solver = Solver(domain, ["a", "b", "c"], rlimit=4_000_000_000)
+    started = time.monotonic()
+    result = solver.check(
+        parse_formula(hard_condition(3)), cmp(">", binop("+", Sym("a"), Sym("b")), Const(3))
+    )
+    assert result.verdict is Verdict.UNKNOWN and "timeout" in result.reason, result
+    assert time.monotonic() - started < 3
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
