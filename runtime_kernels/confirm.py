@@ -63,13 +63,31 @@ def _int(block: Mapping[str, Any], key: str, default: int | None = None) -> int:
             raise ValueError(f"replay.{key} is missing")
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"replay.{key} must be an integer, got {value!r}")
+        raise ValueError(f"replay.{key} must be an integer, got {_brief(value)}")
     return value
 
 
+def _brief(value: object) -> str:
+    """A report's value in a reason, cut short: it is input, and may be of any size."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        from .replay import shown
+
+        return shown(value)
+    text = repr(value) if isinstance(value, str | float | bool) or value is None else None
+    if text is None:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# Longest forward-mode name a replay takes (SGLang's are under 20 characters): it names the
+# emitted test file.
+MAX_MODE_LENGTH = 64
+
+
 def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -> ReplayCase:
-    """The :class:`ReplayCase` a finding's ``replay`` block describes (ValueError if malformed)."""
-    from .replay import ReplayCase
+    """The :class:`ReplayCase` a finding's ``replay`` block describes (ValueError if malformed,
+    or if its replay would cost more than ``replay.check_replay_size`` allows)."""
+    from .replay import ReplayCase, check_replay_size
 
     block = finding.get("replay")
     if not isinstance(block, Mapping):
@@ -85,8 +103,11 @@ def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -
     block_m = block.get("block_m")
     if block_m is not None:
         block_m = _int(block, "block_m")
-    return ReplayCase(
-        mode=str(block.get("mode") or finding.get("mode") or "UNKNOWN"),
+    mode = block.get("mode") or finding.get("mode") or "UNKNOWN"
+    if not isinstance(mode, str) or len(mode) > MAX_MODE_LENGTH:
+        raise ValueError(f"replay.mode must be a forward mode's name, got {_brief(mode)}")
+    case = ReplayCase(
+        mode=mode,
         bs=bs,
         capture_bs=_int(block, "capture_bs", bs),
         tokens_per_req=w,
@@ -99,6 +120,8 @@ def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -
         num_kv_heads=DEFAULT_NUM_KV_HEADS,
         dtype=dtype,
     )
+    check_replay_size(case)
+    return case
 
 
 def _confirmation(

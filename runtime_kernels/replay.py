@@ -103,6 +103,8 @@ class ReplayCase:
             raise ValueError("prefix lengths must be >= 0")
         if self.dtype is not None and self.dtype not in OUT_POISON:
             raise ValueError(f"dtype must be one of {sorted(OUT_POISON)}")
+        if self.block_m is not None and self.block_m < 1:
+            raise ValueError("block_m must be >= 1")
 
     @property
     def value_dim(self) -> int:
@@ -123,6 +125,110 @@ class ReplayCase:
     def fixed(self) -> ReplayCase:
         """The same case with metadata that matches the layout (stride W, max_len W)."""
         return dataclasses.replace(self, qo_stride=self.tokens_per_req, max_len=self.tokens_per_req)
+
+
+# What one replay may cost, reckoned from its case before anything is allocated: a report's
+# numbers are input (a head dim of 10**7 asked for more memory than the machine had; a max_len
+# of 2**31 for a grid the interpreter never finished). A real finding's replay is far below both
+# (SGLang 0.5.23's largest: one request of 33 tokens at head dim 576, about 11 MiB and 8
+# programs); the Triton interpreter runs 5 to 30 programs a second.
+MAX_REPLAY_BYTES = 4 << 30
+MAX_GRID_PROGRAMS = 1 << 14
+# The smallest BLOCK_M a kernel's default picks on any device (`layout.default_block_m`): a case
+# without one is reckoned at it, the grid it could launch at most.
+SMALLEST_DEFAULT_BLOCK_M = 16
+# Index metadata is int32, as the real kernel reads it.
+MAX_INDEX = 2**31 - 1
+# Bytes a Python object of the judgement takes per real row (the probe map's lists and tuples).
+_PYTHON_BYTES_PER_ROW = 400
+
+
+class ReplayTooLarge(ValueError):
+    """A case whose replay would cost more than MAX_REPLAY_BYTES or MAX_GRID_PROGRAMS."""
+
+
+def shown(n: int) -> str:
+    """An integer of a report as a message shows it: in full unless it runs to pages (or past
+    what `str` converts)."""
+    if abs(n) < 10**24:
+        return str(n)
+    return f"a number of about {n.bit_length() * 30103 // 100_000 + 1} digits"
+
+
+def _prefix_total_and_longest(case: ReplayCase) -> tuple[int, int]:
+    """`sum(case.prefixes)` and `max(case.prefixes)`, without building the default prefixes
+    (3 + 2 * i for each of `bs` requests: a report's bs may be anything)."""
+    if case.prefix_lens:
+        return sum(case.prefix_lens), max(case.prefix_lens)
+    return case.bs * case.bs + 2 * case.bs, 2 * case.bs + 1
+
+
+def replay_programs(case: ReplayCase) -> int:
+    """Programs of the kernel's grid (the probe's is the same): capture batch x heads x
+    cdiv(max_len, BLOCK_M)."""
+    block_m = case.block_m or SMALLEST_DEFAULT_BLOCK_M
+    return case.padded_bs * case.num_heads * grid_rows(case.max_len, block_m) // block_m
+
+
+def replay_bytes(case: ReplayCase) -> int:
+    """At most what a replay of `case` allocates, at 8 bytes an element where it works in
+    float64 and 4 elsewhere (no dtype is wider): the guarded buffers of the session, the inputs
+    of the runner's layout, the float64 reference and the judgement's temporaries."""
+    bs, cbs, w = case.bs, case.padded_bs, case.tokens_per_req
+    h, kvh, d, dv = case.num_heads, case.num_kv_heads, case.head_dim, case.value_dim
+    rows, real = cbs * w, bs * w
+    buffer_rows = 2 * GUARD_ROWS + rows + max(0, cbs * case.qo_stride - rows)
+    total, longest_prefix = _prefix_total_and_longest(case)
+    pool, longest = 1 + total, longest_prefix + w
+    per_token = h * d + kvh * d + kvh * dv  # q, k, v
+    session = buffer_rows * (per_token + h * dv + 2 * h) * 4  # with the output and row map
+    session += (pool + 2 * GUARD_ROWS) * kvh * (d + dv) * 4 + (3 * cbs + pool + 2) * 4
+    inputs = 2 * (rows * per_token + pool * kvh * (d + dv)) * 4  # host copies, then the device's
+    reference = 2 * real * h * dv * 8 + (w * h * d + longest * h * (d + dv) * 2) * 8
+    reference += 3 * h * w * longest * 8  # scores, masked, softmax
+    judgement = buffer_rows * h * dv + 3 * real * h * dv * 8 + real * _PYTHON_BYTES_PER_ROW
+    # A quarter more for what the kernels and the interpreter hold while they run (a process
+    # grew by 0.72 to 0.94 of the sum above in CPU replays of 90 to 800 MiB).
+    return (session + inputs + reference + judgement) * 5 // 4
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.3g} GiB" if n < (1 << 60) else f"more than {1 << 30} GiB"
+
+
+def check_replay_size(case: ReplayCase) -> None:
+    """Refuse (ReplayTooLarge) a case whose replay would exceed the limits above, or whose
+    index metadata would not fit int32."""
+    cbs = case.padded_bs
+    query_top = cbs * max(case.qo_stride, case.tokens_per_req)
+    if query_top > MAX_INDEX:
+        raise ReplayTooLarge(
+            f"its qo_indptr would reach {shown(query_top)}, past int32 (capture bs "
+            f"{shown(cbs)}, stride {shown(case.qo_stride)}, {shown(case.tokens_per_req)} "
+            "tokens per request)"
+        )
+    kv_top = 1 + _prefix_total_and_longest(case)[0] + cbs
+    if kv_top > MAX_INDEX:
+        raise ReplayTooLarge(
+            f"its kv_indptr would reach {shown(kv_top)}, past int32 (the prefixes of "
+            f"{shown(case.bs)} requests)"
+        )
+    programs = replay_programs(case)
+    if programs > MAX_GRID_PROGRAMS:
+        block = case.block_m or SMALLEST_DEFAULT_BLOCK_M
+        raise ReplayTooLarge(
+            f"its grid would launch {shown(programs)} programs (capture bs {shown(cbs)} x "
+            f"{case.num_heads} heads x cdiv(max_len {shown(case.max_len)}, BLOCK_M "
+            f"{shown(block)})), above the limit of {MAX_GRID_PROGRAMS}"
+        )
+    needed = replay_bytes(case)
+    if needed > MAX_REPLAY_BYTES:
+        raise ReplayTooLarge(
+            f"it would allocate about {_gib(needed)} (capture bs {shown(cbs)}, "
+            f"{shown(case.tokens_per_req)} tokens per request, stride {shown(case.qo_stride)}, "
+            f"head dim {shown(case.head_dim)}, value head dim {shown(case.value_dim)}), above "
+            f"the limit of {_gib(MAX_REPLAY_BYTES)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -272,6 +378,7 @@ class ReplaySession:
         probe: bool = True,
     ) -> None:
         t0 = time.perf_counter()
+        check_replay_size(case)  # before anything is allocated
         self.case = case
         self.device = resolve_device(device)
         on_cpu = self.device == "cpu"

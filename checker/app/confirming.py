@@ -8,6 +8,7 @@ regression tests of `--emit-test` are numbered across the whole run as one batch
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,65 @@ from dataclasses import dataclass
 from typing import Any
 
 Progress = Callable[[int, int], None]
+
+# A report of `scan --format json` nests a handful of levels; one nested far deeper is not one
+# (and would exhaust the recursion of copying and writing it).
+MAX_REPORT_DEPTH = 64
+
+
+class ReportError(ValueError):
+    """A findings document that `confirm` cannot read, with what is wrong with it."""
+
+
+def read_report(data: bytes) -> dict[str, Any]:
+    """The findings document in `data` (a file's bytes), or ReportError saying why it is not
+    one: not UTF-8, not JSON (a number past Python's 4,300 digits included), nested too deep,
+    or of the wrong shape (not an object, findings not a list of objects)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"is not UTF-8 text (byte {exc.start})") from None
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ReportError("is nested too deeply to read") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"is not JSON: {exc}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ReportError(f"is not JSON idxcheck reads: {_first_line(exc)}") from None
+    depth = _depth(doc)
+    if depth > MAX_REPORT_DEPTH:
+        raise ReportError(f"nests values {depth} levels deep (a report has at most a few)")
+    if not isinstance(doc, dict):
+        raise ReportError("is not an idxcheck findings document (not a JSON object)")
+    findings = doc.get("findings")
+    if not isinstance(findings, list):
+        raise ReportError("is not an idxcheck findings document (no findings list)")
+    for index, finding in enumerate(findings):
+        if not isinstance(finding, dict):
+            raise ReportError(f"findings[{index}] is not an object")
+    return doc
+
+
+def _depth(value: object) -> int:
+    """How deep `value` nests (a scalar: 0), without recursion, stopping past the limit."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_REPORT_DEPTH:
+            break
+        if isinstance(item, dict):
+            pending.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 @dataclass(frozen=True)

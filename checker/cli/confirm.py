@@ -21,7 +21,10 @@ from idxcheck.cli.main import EXIT_CLEAN, EXIT_FINDINGS, echo, main, progress_ba
     help="Write here instead of back to FINDINGS.json ('-': stdout).",
 )
 @click.option(
-    "--kernel", metavar="MODULE:FUNCTION", help="Replay with this kernel instead of ours."
+    "--kernel",
+    metavar="MODULE:FUNCTION",
+    help="Replay with this kernel instead of ours. MODULE is imported and FUNCTION run: name "
+    "only code you trust.",
 )
 @click.option(
     "--kernel-adapter",
@@ -63,20 +66,27 @@ def confirm_command(
 ) -> None:
     """Replay the findings of a JSON report (`scan --format json`) on a Triton kernel and
     record on each whether rows really go unwritten or wrong. Exit 1 when any is confirmed."""
-    from idxcheck.app.confirming import ConfirmOptions, confirm_document, tally
+    from idxcheck.app.confirming import (
+        ConfirmOptions,
+        ReportError,
+        confirm_document,
+        read_report,
+        tally,
+    )
 
     try:
         if findings_file == "-":
-            doc = json.load(sys.stdin)
+            data = sys.stdin.buffer.read()
         else:
-            with open(findings_file, encoding="utf-8") as handle:
-                doc = json.load(handle)
+            with open(findings_file, "rb") as handle:
+                data = handle.read()
     except OSError as exc:
         raise click.UsageError(f"cannot read {findings_file}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise click.UsageError(f"{findings_file} is not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise click.UsageError(f"{findings_file} is not an idxcheck findings document")
+    try:
+        doc = read_report(data)
+    except ReportError as exc:
+        where = "the standard input" if findings_file == "-" else findings_file
+        raise click.UsageError(f"{where} {exc}") from None
     options = ConfirmOptions(kernel, kernel_adapter, device, emit_test, not no_probe, dtype)
     try:
         with progress_bar("confirming", 1) as progress:

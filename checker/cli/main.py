@@ -2,8 +2,8 @@
 progress bars, writing reports, the codes a run exits with.
 
 Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
-2 usage or internal error (a bad configuration file included). A traceback reaches the user only
-with --debug."""
+2 usage or internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A
+traceback reaches the user only with --debug."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import click
 
 from idxcheck import __version__
 from idxcheck.app.command import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
 __all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "main"]
 
@@ -40,6 +42,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except KeyboardInterrupt:  # Ctrl-C, also during a solver check (`idxcheck.solve`)
+            click.echo("idxcheck: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # an internal error: one line, unless --debug
             if ctx.obj and ctx.obj.get("debug"):
                 import traceback

@@ -123,7 +123,8 @@ from idxcheck.cli.main import (
 @click.option(
     "--kernel",
     metavar="MODULE:FUNCTION",
-    help="With --confirm: replay with this kernel instead of ours.",
+    help="With --confirm: replay with this kernel instead of ours. MODULE is imported and "
+    "FUNCTION run (the scanned code never is): name only code you trust.",
 )
 @click.option(
     "--kernel-adapter",

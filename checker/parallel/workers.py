@@ -312,11 +312,21 @@ def _work(task: tuple[int, ...]) -> list[tuple[int, FilePart]]:
     global _CHECKER
     assert _FACTS is not None
     if _CHECKER is None:
+        # Ctrl-C reaches every process of the scan's group: a worker ends quietly (a check
+        # under way is interrupted first, `idxcheck.solve.solver`); the parent reports it.
+        signal.signal(signal.SIGINT, _end_quietly)
         gc.set_threshold(*WORKER_GC_THRESHOLD)
         keep_interned_nodes()  # this worker analyses TASKS_PER_WORKER (one) task, then exits
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
-    return [(index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)) for index in task]
+    try:
+        return [(index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)) for index in task]
+    except KeyboardInterrupt:  # raised by an interrupted check, before the handler ran
+        os._exit(128 + signal.SIGINT)
+
+
+def _end_quietly(signum: int, frame: object) -> None:
+    os._exit(128 + signum)
 
 
 def in_background(

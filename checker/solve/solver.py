@@ -8,6 +8,9 @@ when it is above what the domain allows."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +50,139 @@ _SEARCH_FLOOR = 0
 # the Python checks only cost time, a large share of building a term, itself a large share of
 # deciding obligations (bench/RESULTS.md, "Measurements that stood in code comments").
 z3.z3.Z3_DEBUG = False
+
+
+# What every solver is built with, besides its `rlimit` and `timeout` (`_backstop_ms`). z3's
+# nonlinear integer arithmetic has parts that count no resource, where a question runs past any
+# `rlimit` (a path condition such as `a*a*b*b*c == 7*c*c*c*a + 13*b*b*b + 999983` over three
+# symbols did): the SMT core's calls into nlsat (`arith.nl.nra`: resultants of ever larger
+# polynomials while isolating roots) and its optimisation of monomial bounds
+# (`arith.nl.optimize_bounds`: integer roots of ever larger bounds). Without them z3 answers
+# `unknown` (incomplete) where it would have gone on; the default solver still asks nlsat
+# itself, as a tactic that counts its work. The verdicts of the fixtures and of the real
+# SGLang trees are the same either way. `ctrl_c`: z3 would take SIGINT for the length of each
+# check and answer `unknown`, so Ctrl-C made an UNKNOWN verdict and the scan went on;
+# `_Interrupts` ends the scan instead.
+SOLVER_PARAMS: tuple[tuple[str, bool | int], ...] = (
+    ("random_seed", 0),
+    ("ctrl_c", False),
+    ("arith.nl.nra", False),
+    ("arith.nl.optimize_bounds", False),
+)
+
+# The same root-taking also runs from the SMT core's propagation of monomial bounds, which no
+# parameter turns off (rarely: one of 48 random quartic equalities at the default rlimit). A
+# wall-clock backstop ends such a check: BACKSTOP_BASE_MS plus a millisecond for each
+# BACKSTOP_RLIMIT_PER_MS of the budget, about ten times what the budget takes where z3 counts
+# (two to four million a second), so that it decides nothing the rlimit would have. A check
+# it ends is UNKNOWN ("z3: timeout"), the one answer that depends on the machine, as z3's own
+# default tactics already do: they give some of their stages 2 to 15 s.
+BACKSTOP_BASE_MS = 10_000
+BACKSTOP_RLIMIT_PER_MS = 200
+
+
+def _backstop_ms(rlimit: int) -> int:
+    return min(BACKSTOP_BASE_MS + rlimit // BACKSTOP_RLIMIT_PER_MS, 2**32 - 1)
+
+
+class _Interrupts:
+    """Ctrl-C during a check. Python runs its SIGINT handler only between bytecodes, and a
+    check is one call into z3, which may last: a thread woken through the signal wakeup fd
+    (written by Python's own C handler) interrupts z3, whose check then returns; `checked`
+    turns that return into the KeyboardInterrupt the handler raises, so an interrupted check is
+    never a verdict (nor cached). A second SIGINT while z3 has still not returned (a part of it
+    that does not look at interrupts) ends the process at once, with status 130.
+
+    One watcher per process (a forked worker starts its own: the parent's thread is not
+    forked, and the parent's pipe must not wake the parent), installed from the main thread
+    only, where Python allows a wakeup fd. A wakeup fd set by someone else is kept: the
+    watcher passes every byte on to it."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.fds: tuple[int, int] | None = None
+        self.forward = -1
+        self.checking = False
+        self.interrupted = False
+
+    def install(self) -> None:
+        if self.pid == os.getpid() or threading.current_thread() is not threading.main_thread():
+            return
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        try:
+            previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread of the main interpreter
+            os.close(read)
+            os.close(write)
+            return
+        self.forward = -1 if self.fds is not None and previous == self.fds[1] else previous
+        self._close_inherited()
+        self.pid, self.fds = os.getpid(), (read, write)
+        threading.Thread(
+            target=self._watch, args=(read,), name="z3-interrupts", daemon=True
+        ).start()
+
+    def _close_inherited(self) -> None:
+        """The pipe a forked process inherited from its parent's watcher."""
+        if self.fds is not None and self.pid != os.getpid():
+            for fd in self.fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.fds = None
+
+    def after_fork(self) -> None:
+        """In a forked child: the wakeup fd back to what it was before this watcher's, so that
+        a signal here wakes no thread of the parent's until the child installs its own."""
+        if self.fds is not None:
+            try:
+                current = signal.set_wakeup_fd(-1)
+                signal.set_wakeup_fd(self.forward if current == self.fds[1] else current)
+            except ValueError:
+                pass
+        self._close_inherited()
+        self.checking = self.interrupted = False
+
+    def _watch(self, read: int) -> None:
+        while True:
+            try:
+                data = os.read(read, 256)
+            except OSError:
+                return
+            if not data:
+                return
+            if self.forward != -1:
+                try:
+                    os.write(self.forward, data)
+                except OSError:
+                    pass
+            if signal.SIGINT in data and self.checking:
+                if self.interrupted:
+                    os.write(2, b"idxcheck: interrupted\n")
+                    os._exit(130)
+                self.interrupted = True
+                z3.main_ctx().interrupt()
+
+    def checked(self, solver: z3.Solver) -> z3.CheckSatResult:
+        self.checking, self.interrupted = True, False
+        try:
+            result = solver.check()
+        finally:
+            self.checking = False
+        if self.interrupted:
+            raise KeyboardInterrupt
+        return result
+
+
+_INTERRUPTS = _Interrupts()
+os.register_at_fork(after_in_child=_INTERRUPTS.after_fork)
+
+
+def _check(solver: z3.Solver) -> z3.CheckSatResult:
+    """`solver.check()`, which Ctrl-C ends (`_Interrupts`)."""
+    return _INTERRUPTS.checked(solver)
 
 
 def solver_version() -> str:
@@ -238,6 +374,7 @@ class Solver:
         self.domain = list(domain)
         self.order = list(order)
         self.rlimit = rlimit
+        _INTERRUPTS.install()
         # Whether the domain constraints (by identity: they live as long as this solver) and
         # an obligation's assumptions have a model. The obligations of one site share their
         # assumptions, and finding a model of a long path condition is the dearest query of a
@@ -272,7 +409,9 @@ class Solver:
         # (bench/RESULTS.md, "What each change did").
         solver = z3.Tactic("smt").solver() if core else z3.Solver()
         solver.set("rlimit", self.rlimit)
-        solver.set("random_seed", 0)
+        solver.set("timeout", _backstop_ms(self.rlimit))
+        for name, value in SOLVER_PARAMS:
+            solver.set(name, value)
         for part in parts:
             solver.add(translator.formula(part))
         if "@runtime_width" in translator.ints:
@@ -293,7 +432,7 @@ class Solver:
         relaxed = self._new(
             translator, [*(c for c in domain if id(c) not in self._nonlinear), *rest], core=True
         )
-        result = relaxed.check()
+        result = _check(relaxed)
         if result == z3.unsat:
             return result
         if result == z3.sat:
@@ -311,7 +450,7 @@ class Solver:
         found = self._relaxed(domain, rest)
         if found is not None:
             return found
-        return self._new(self._translator(), [*domain, *rest]).check()
+        return _check(self._new(self._translator(), [*domain, *rest]))
 
     def satisfiable(self, formula: Formula) -> bool | None:
         symbols = formula_symbol_names(formula)
@@ -333,7 +472,7 @@ class Solver:
         else:
             # The whole question, on a solver that a counterexample is read from.
             solver = self._new(translator, [*domain, assumptions, violation])
-            result = solver.check()
+            result = _check(solver)
         if result == z3.unknown:
             assert solver is not None
             return SolveResult(Verdict.UNKNOWN, reason=f"z3: {solver.reason_unknown()}")
@@ -372,12 +511,12 @@ class Solver:
             low = _SEARCH_FLOOR if current >= _SEARCH_FLOOR else current
             solver.push()
             solver.add(var >= low)
-            if solver.check() != z3.sat:
+            if _check(solver) != z3.sat:
                 solver.pop()
                 low = current
                 solver.push()
                 solver.add(var >= low)
-                solver.check()
+                _check(solver)
             # Binary search the least value with a model, keeping earlier symbols fixed.
             best = current
             hi = current
@@ -385,7 +524,7 @@ class Solver:
                 mid = (low + hi) // 2
                 solver.push()
                 solver.add(var <= mid)
-                outcome = solver.check()
+                outcome = _check(solver)
                 solver.pop()
                 if outcome == z3.sat:
                     hi = mid
@@ -395,7 +534,7 @@ class Solver:
             solver.pop()
             solver.add(var == best)
             fixed[name] = best
-            if solver.check() != z3.sat:  # pragma: no cover - the value was just seen satisfiable
+            if _check(solver) != z3.sat:  # pragma: no cover - the value was just seen satisfiable
                 break
         return fixed
 
@@ -404,7 +543,7 @@ class Solver:
     ) -> dict[str, bool]:
         """The opaque conditions this counterexample needs: those whose other value, with the
         integers kept, leaves no counterexample. Others are left out of the report."""
-        if solver.check() != z3.sat:
+        if _check(solver) != z3.sat:
             return {}
         model = solver.model()
         values = {
@@ -415,7 +554,7 @@ class Solver:
         for key, value in values.items():
             solver.push()
             solver.add(translator.bools[key] == z3.BoolVal(not value))
-            if solver.check() == z3.unsat:
+            if _check(solver) == z3.unsat:
                 needed[key] = value
             solver.pop()
         return needed
@@ -447,14 +586,14 @@ class Solver:
         low, hi, best = _SEARCH_FLOOR, upper, None
         solver.push()
         solver.add(var <= upper)
-        if solver.check() != z3.sat:
+        if _check(solver) != z3.sat:
             return None
         solver.pop()
         while low <= hi:
             mid = (low + hi) // 2
             solver.push()
             solver.add(var <= mid)
-            outcome = solver.check()
+            outcome = _check(solver)
             solver.pop()
             if outcome == z3.sat:
                 best = mid
