@@ -39,6 +39,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from idxcheck.model.replay import ReplayBlock, brief, integer
+
 from .env import INSTALL_HINT
 from .layout import grid_rows
 
@@ -56,29 +58,6 @@ def is_replayable(finding: Mapping[str, Any]) -> bool:
     return finding.get("verdict") == "REFUTED" and isinstance(finding.get("replay"), Mapping)
 
 
-def _int(block: Mapping[str, Any], key: str, default: int | None = None) -> int:
-    value = block.get(key)
-    if value is None:
-        if default is None:
-            raise ValueError(f"replay.{key} is missing")
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"replay.{key} must be an integer, got {_brief(value)}")
-    return value
-
-
-def _brief(value: object) -> str:
-    """A report's value in a reason, cut short: it is input, and may be of any size."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        from .replay import shown
-
-        return shown(value)
-    text = repr(value) if isinstance(value, str | float | bool) or value is None else None
-    if text is None:
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 # Longest forward-mode name a replay takes (SGLang's are under 20 characters): it names the
 # emitted test file.
 MAX_MODE_LENGTH = 64
@@ -89,33 +68,34 @@ def case_from_finding(finding: Mapping[str, Any], *, dtype: str | None = None) -
     or if its replay would cost more than ``replay.check_replay_size`` allows)."""
     from .replay import ReplayCase, check_replay_size
 
-    block = finding.get("replay")
-    if not isinstance(block, Mapping):
-        raise ValueError("finding has no replay block")
-    w = _int(block, "tokens_per_req")
-    bs = _int(block, "bs")
-    per_request = _int(block, "segments_per_req", 1)
+    raw = finding.get("replay")
+    fallback = finding.get("mode")
+    block = ReplayBlock.from_dict(
+        raw, fallback if isinstance(fallback, str) and fallback else "UNKNOWN"
+    )
+    assert isinstance(raw, Mapping)
+    w = block.tokens_per_req
+    if w is None:
+        raise ValueError("replay.tokens_per_req is missing")
+    per_request = 1 if block.segments_per_req is None else block.segments_per_req
     if per_request != 1:
         raise ValueError(
             f"the index pointer has {per_request} segments per request (one per token); the "
             "replay lays out one segment per request"
         )
-    block_m = block.get("block_m")
-    if block_m is not None:
-        block_m = _int(block, "block_m")
-    mode = block.get("mode") or finding.get("mode") or "UNKNOWN"
-    if not isinstance(mode, str) or len(mode) > MAX_MODE_LENGTH:
-        raise ValueError(f"replay.mode must be a forward mode's name, got {_brief(mode)}")
+    if len(block.mode) > MAX_MODE_LENGTH:
+        raise ValueError(f"replay.mode must be a forward mode's name, got {brief(block.mode)}")
     case = ReplayCase(
-        mode=mode,
-        bs=bs,
-        capture_bs=_int(block, "capture_bs", bs),
+        mode=block.mode,
+        bs=block.bs,
+        capture_bs=block.capture_bs,
         tokens_per_req=w,
-        qo_stride=_int(block, "qo_stride", w),
-        max_len=_int(block, "max_len", w),
-        block_m=block_m,
-        head_dim=_int(block, "head_dim", DEFAULT_HEAD_DIM),
-        v_head_dim=None if block.get("v_head_dim") is None else _int(block, "v_head_dim"),
+        qo_stride=w if block.qo_stride is None else block.qo_stride,
+        max_len=w if block.max_len is None else block.max_len,
+        block_m=block.block_m,
+        head_dim=DEFAULT_HEAD_DIM if block.head_dim is None else block.head_dim,
+        # An extra of a report written by hand: a value head dimension of its own (MLA).
+        v_head_dim=integer(raw, "v_head_dim"),
         num_heads=DEFAULT_NUM_HEADS,
         num_kv_heads=DEFAULT_NUM_KV_HEADS,
         dtype=dtype,

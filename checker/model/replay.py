@@ -1,11 +1,15 @@
 """The replay block of a finding: the concrete metadata of its counterexample, as the runtime
-companion (`idxcheck.runtime_kernels`) replays it. Written by the checker, read by `confirm`."""
+companion (`idxcheck.runtime_kernels`) replays it. Written by the checker (`to_dict`), read back
+from a report by `confirm` (`from_dict`): one type on both sides."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
+
+# Fields a report must give; the others may be null (not known at the counterexample).
+REQUIRED = frozenset({"bs"})
 
 
 @dataclass(frozen=True)
@@ -24,25 +28,43 @@ class ReplayBlock:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ReplayBlock:
-        """The block a report holds; ValueError naming the field when one is missing or not of
-        its type (an integer, or null where the field may be unknown)."""
+    def from_dict(cls, data: object, mode: str = "UNKNOWN") -> ReplayBlock:
+        """The block a report holds (its `mode` else `mode`, `capture_bs` else `bs`);
+        ValueError naming the field when one that must be given is missing, or one is not an
+        integer. A report is input: values are quoted cut short."""
         if not isinstance(data, Mapping):
-            raise ValueError("the replay block is not an object")
-        mode = data.get("mode")
-        if not isinstance(mode, str):
-            raise ValueError("replay.mode must be a string")
-        values: dict[str, Any] = {"mode": mode}
+            raise ValueError("finding has no replay block")
+        found = data.get("mode") or mode
+        if not isinstance(found, str):
+            raise ValueError(f"replay.mode must be a forward mode's name, got {brief(found)}")
+        values: dict[str, Any] = {"mode": found}
         for field in fields(cls):
-            if field.name == "mode":
-                continue
-            value = data.get(field.name)
-            optional = field.name not in ("bs", "capture_bs")
-            if value is None and optional:
-                values[field.name] = None
-            elif isinstance(value, int) and not isinstance(value, bool):
-                values[field.name] = value
-            else:
-                kind = "an integer or null" if optional else "an integer"
-                raise ValueError(f"replay.{field.name} must be {kind}, got {value!r}")
+            if field.name != "mode":
+                values[field.name] = integer(data, field.name, field.name in REQUIRED)
+        if values["capture_bs"] is None:
+            values["capture_bs"] = values["bs"]
         return cls(**values)
+
+
+def integer(data: Mapping[str, Any], key: str, required: bool = False) -> int | None:
+    """`data[key]` as an integer (None when it is absent or null and not `required`)."""
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise ValueError(f"replay.{key} is missing")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"replay.{key} must be an integer, got {brief(value)}")
+    return value
+
+
+def brief(value: object) -> str:
+    """A report's value in a message, cut short: it is input, and may be of any size."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) < 10**24:
+            return str(value)
+        return f"a number of about {value.bit_length() * 30103 // 100_000 + 1} digits"
+    text = repr(value) if isinstance(value, str | float | bool) or value is None else None
+    if text is None:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
