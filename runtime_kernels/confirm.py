@@ -167,9 +167,7 @@ def explain(result: ReplayResult) -> str:
     from .adapters import IdxcheckKernel
 
     case = result.case
-    w, n = case.tokens_per_req, result.rows_total
     bm = result.block_m
-    bm_text = f"BLOCK_M {bm}" if bm is not None else "the kernel's own BLOCK_M (not reported)"
     # A user kernel that does not report its BLOCK_M gets no claim about the grid's reach.
     reach = grid_rows(case.max_len, bm) if bm is not None else None
     where = f"bs {case.bs}" + (
@@ -178,63 +176,9 @@ def explain(result: ReplayResult) -> str:
     if result.kernel != IdxcheckKernel.name:
         where += f", kernel {result.kernel}"
     if result.reproduced:
-        effects = []
-        if result.rows_unwritten:
-            effects.append(f"{result.rows_unwritten} of {n} rows never written")
-        if result.rows_wrong:
-            err = "" if result.rel_error is None else f", max rel error {result.rel_error:.3g}"
-            effects.append(f"{result.rows_wrong} of {n} rows written wrong{err}")
-        if result.stray_write_rows:
-            effects.append(
-                f"{_rows(result.stray_write_rows)} written past the {case.padded_bs * w}-row "
-                "layout buffer (out of bounds)"
-            )
-        causes = []
-        if case.qo_stride != w:
-            causes.append(
-                f"qo_indptr stride {case.qo_stride} but the runner lays out {w} tokens per request"
-            )
-        if reach is not None and reach < w:
-            causes.append(
-                f"grid covers cdiv({case.max_len}, {bm})*{bm} = {reach} < {w} positions per request"
-            )
-        text = "; ".join(effects) + f" at {bm_text} ({where})"
-        if causes:
-            text += ": " + "; ".join(causes)
-        example = _example(result)
-        if example:
-            text += f"; e.g. {example}"
+        text = _reproduced(result, reach, where)
     else:
-        if reach is not None and case.max_len < w <= reach:
-            text = (
-                f"grid covers cdiv(max_len, BLOCK_M)*BLOCK_M = {reach} >= {w} rows per request at "
-                f"BLOCK_M {bm}: the mismatch is latent at this block size"
-            )
-            smaller = _smallest_exposing_block(case.max_len, w)
-            if smaller is not None:
-                lost = w - grid_rows(case.max_len, smaller)
-                text += (
-                    f" (at BLOCK_M {smaller} it would leave {lost} of {w} rows per request "
-                    "unwritten)"
-                )
-            else:
-                text += " (no BLOCK_M >= 16 exposes it)"
-        elif case.qo_stride != w:
-            text = (
-                f"qo_indptr stride {case.qo_stride} differs from {w} tokens per request, yet "
-                f"every one of the {n} real rows was computed correctly"
-            )
-        else:
-            cover = (
-                f"the grid covers {reach} >= {w} positions"
-                if reach is not None
-                else ("the kernel chose its own block size")
-            )
-            text = (
-                f"metadata agrees with the layout: stride {case.qo_stride} = {w} tokens per "
-                f"request and {cover}; all {n} rows written and correct"
-            )
-        text += f" ({where})"
+        text = _not_reproduced(result, reach) + f" ({where})"
     if result.stray_read_rows:
         text += (
             f"; {_rows(result.stray_read_rows)} loaded memory past the layout buffer (masked out"
@@ -248,6 +192,75 @@ def explain(result: ReplayResult) -> str:
                 f"{len(p.wrong)} wrong rows, so this kernel does not follow the contract exactly"
             )
     return text
+
+
+def _reproduced(result: ReplayResult, reach: int | None, where: str) -> str:
+    """What went wrong (rows unwritten, wrong, written out of bounds), and why."""
+    case = result.case
+    w, n, bm = case.tokens_per_req, result.rows_total, result.block_m
+    bm_text = f"BLOCK_M {bm}" if bm is not None else "the kernel's own BLOCK_M (not reported)"
+    effects = []
+    if result.rows_unwritten:
+        effects.append(f"{result.rows_unwritten} of {n} rows never written")
+    if result.rows_wrong:
+        err = "" if result.rel_error is None else f", max rel error {result.rel_error:.3g}"
+        effects.append(f"{result.rows_wrong} of {n} rows written wrong{err}")
+    if result.stray_write_rows:
+        effects.append(
+            f"{_rows(result.stray_write_rows)} written past the {case.padded_bs * w}-row "
+            "layout buffer (out of bounds)"
+        )
+    causes = []
+    if case.qo_stride != w:
+        causes.append(
+            f"qo_indptr stride {case.qo_stride} but the runner lays out {w} tokens per request"
+        )
+    if reach is not None and reach < w:
+        causes.append(
+            f"grid covers cdiv({case.max_len}, {bm})*{bm} = {reach} < {w} positions per request"
+        )
+    text = "; ".join(effects) + f" at {bm_text} ({where})"
+    if causes:
+        text += ": " + "; ".join(causes)
+    example = _example(result)
+    if example:
+        text += f"; e.g. {example}"
+    return text
+
+
+def _not_reproduced(result: ReplayResult, reach: int | None) -> str:
+    """Why nothing showed: latent at this block size, a stride that happens to be harmless, or
+    metadata that agrees with the layout."""
+    case = result.case
+    w, n, bm = case.tokens_per_req, result.rows_total, result.block_m
+    if reach is not None and case.max_len < w <= reach:
+        text = (
+            f"grid covers cdiv(max_len, BLOCK_M)*BLOCK_M = {reach} >= {w} rows per request at "
+            f"BLOCK_M {bm}: the mismatch is latent at this block size"
+        )
+        smaller = _smallest_exposing_block(case.max_len, w)
+        if smaller is not None:
+            lost = w - grid_rows(case.max_len, smaller)
+            text += (
+                f" (at BLOCK_M {smaller} it would leave {lost} of {w} rows per request unwritten)"
+            )
+        else:
+            text += " (no BLOCK_M >= 16 exposes it)"
+        return text
+    if case.qo_stride != w:
+        return (
+            f"qo_indptr stride {case.qo_stride} differs from {w} tokens per request, yet "
+            f"every one of the {n} real rows was computed correctly"
+        )
+    cover = (
+        f"the grid covers {reach} >= {w} positions"
+        if reach is not None
+        else ("the kernel chose its own block size")
+    )
+    return (
+        f"metadata agrees with the layout: stride {case.qo_stride} = {w} tokens per "
+        f"request and {cover}; all {n} rows written and correct"
+    )
 
 
 def _example(result: ReplayResult) -> str:

@@ -382,22 +382,10 @@ class ReplaySession:
         self.case = case
         self.device = resolve_device(device)
         on_cpu = self.device == "cpu"
-        from ._jit import ensure_mode
-
-        if not ensure_mode(on_cpu):
-            raise RuntimeUnavailable(
-                "this process imported triton "
-                + (
-                    "compiled; a CPU replay needs TRITON_INTERPRET=1 before triton is imported"
-                    if on_cpu
-                    else "with TRITON_INTERPRET=1; a GPU replay needs it unset"
-                )
-                + " (replay() and confirm_findings() run such cases in a subprocess)"
-            )
+        self._check_mode(on_cpu)
         import torch
 
-        from .adapters import IdxcheckKernel, KernelArgs
-        from .probe import prepare_probe
+        from .adapters import IdxcheckKernel
 
         dtype_name = case.dtype or ("float32" if on_cpu else "bfloat16")
         if on_cpu and dtype_name == "bfloat16":
@@ -413,7 +401,39 @@ class ReplaySession:
         # The probe models the kernel's contract; when a user kernel hides its BLOCK_M we model it
         # with the real kernel's default and say so in the reason.
         self.probe_block_m = self.block_m or wanted_block_m
+        self._allocate()
+        self._capture_metadata()
+        self.sm_scale = case.head_dim**-0.5
+        self._launches = self._prepare_launches(wanted_block_m, probe, on_cpu)
+        self._graph: Any = None
+        if not on_cpu:
+            self._graph = self._capture_cuda_graph()
+        self.data = self._make_data()
+        self.reference = self._reference()
+        self.setup_seconds = time.perf_counter() - t0
+        self._runs = 0
 
+    @staticmethod
+    def _check_mode(on_cpu: bool) -> None:
+        """Triton compiles or interprets for the whole process: it must be in the mode asked."""
+        from ._jit import ensure_mode
+
+        if not ensure_mode(on_cpu):
+            raise RuntimeUnavailable(
+                "this process imported triton "
+                + (
+                    "compiled; a CPU replay needs TRITON_INTERPRET=1 before triton is imported"
+                    if on_cpu
+                    else "with TRITON_INTERPRET=1; a GPU replay needs it unset"
+                )
+                + " (replay() and confirm_findings() run such cases in a subprocess)"
+            )
+
+    def _allocate(self) -> None:
+        """The guarded, poisoned buffers and the metadata tensors, at the padded batch size."""
+        import torch
+
+        case = self.case
         bs, cbs, w = case.bs, case.padded_bs, case.tokens_per_req
         h, kvh, d, dv = case.num_heads, case.num_kv_heads, case.head_dim, case.value_dim
         self.buffer_rows = cbs * w
@@ -422,7 +442,7 @@ class ReplaySession:
         # size the tail guard to hold all of it, so a stray access is visible, never a crash.
         overreach = max(0, cbs * case.qo_stride - self.buffer_rows)
         g_after = GUARD_ROWS + overreach
-        out_p, in_p = OUT_POISON[dtype_name], IN_POISON[dtype_name]
+        out_p, in_p = OUT_POISON[self.dtype_name], IN_POISON[self.dtype_name]
         dev = self.device
 
         def data_buf(rows: int, heads: int, dim: int, *, poison: int, after: int) -> _Guarded:
@@ -452,16 +472,29 @@ class ReplaySession:
             poison=-1,
         )
 
-        # Capture-time metadata: the backend's formulas at the padded batch size, with dummy
-        # sequence lengths (every request one prefix token in slot 0), inputs zero.
+    def _capture_metadata(self) -> None:
+        """Capture-time metadata: the backend's formulas at the padded batch size, with dummy
+        sequence lengths (every request one prefix token in slot 0), inputs zero."""
+        import torch
+
+        cbs = self.case.padded_bs
         self._fill_qo_indptr()
-        self.kv_indptr.copy_(torch.arange(cbs + 1, dtype=idx, device=dev) * PAD_PREFIX_LEN)
+        self.kv_indptr.copy_(
+            torch.arange(cbs + 1, dtype=torch.int32, device=self.device) * PAD_PREFIX_LEN
+        )
         self.kv_indices.zero_()
         for buf in (self.q, self.k, self.v, self.k_pool, self.v_pool):
             buf.view.zero_()
         self._ptrs = self._metadata_ptrs()
 
-        self.sm_scale = d**-0.5
+    def _prepare_launches(
+        self, wanted_block_m: int, probe: bool, on_cpu: bool
+    ) -> list[Callable[[], None]]:
+        """The kernel's launch, and the coverage probe's where asked."""
+        from .adapters import KernelArgs
+        from .probe import prepare_probe
+
+        case = self.case
         args = KernelArgs(
             q=self.q.view,
             k=self.k.view,
@@ -485,19 +518,11 @@ class ReplaySession:
                     self.qo_indptr,
                     self.row_map.view,
                     case.max_len,
-                    num_heads=h,
+                    num_heads=case.num_heads,
                     block_m=self.probe_block_m,
                 ).run
             )
-        self._launches = launches
-        self._graph: Any = None
-        if not on_cpu:
-            self._graph = self._capture_cuda_graph()
-
-        self.data = self._make_data()
-        self.reference = self._reference()
-        self.setup_seconds = time.perf_counter() - t0
-        self._runs = 0
+        return launches
 
     # -- metadata ---------------------------------------------------------------------------
 
