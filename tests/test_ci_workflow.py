@@ -1,5 +1,5 @@
 """The ready-made GitHub Actions workflow (docs/ci/idxcheck.yml): actionlint accepts it, and
-its scan and gate steps, run here with bash as GitHub runs them, do what they say."""
+its install, scan and gate steps, run here with bash as GitHub runs them, do what they say."""
 
 from __future__ import annotations
 
@@ -129,3 +129,38 @@ def test_gate_step_fails_on_findings_and_annotates(tmp_path: Path) -> None:
     assert len(annotations) == len(doc["findings"])
     clean = run_step("Gate", tmp_path, IDXCHECK_PATHS="fixtures/correct", BASE_SHA="")
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def fake_python(tmp_path: Path) -> tuple[Path, Path]:
+    """A `python` first on PATH that records its arguments instead of installing anything."""
+    folder = tmp_path / "fake-bin"
+    folder.mkdir()
+    calls = tmp_path / "python-calls"
+    script = folder / "python"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> {calls}\n')
+    script.chmod(0o755)
+    return folder, calls
+
+
+def test_install_step_names_no_package_index_release() -> None:
+    # idxcheck is not published on a package index: the default is a git URL to fill in.
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    spec = doc["jobs"]["idxcheck"]["env"]["IDXCHECK_PIP_SPEC"]
+    assert spec.startswith("idxcheck @ git+"), spec
+
+
+def test_install_step_stops_until_the_placeholders_are_filled(tmp_path: Path) -> None:
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    default = doc["jobs"]["idxcheck"]["env"]["IDXCHECK_PIP_SPEC"]
+    folder, calls = fake_python(tmp_path)
+    path = f"{folder}{os.pathsep}{os.environ['PATH']}"
+    proc = run_step("Install", tmp_path, IDXCHECK_PIP_SPEC=default, PATH=path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("::error::IDXCHECK_PIP_SPEC"), proc.stdout
+    assert not calls.exists()  # pip was not run
+
+    filled = "idxcheck @ git+https://git.example.invalid/tools/idxcheck@0a1b2c3d"
+    for spec in (filled, "./ci/idxcheck-0.1.0-py3-none-any.whl"):
+        proc = run_step("Install", tmp_path, IDXCHECK_PIP_SPEC=spec, PATH=path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert calls.read_text().splitlines()[-4:] == ["-m", "pip", "install", spec]
