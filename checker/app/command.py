@@ -4,15 +4,19 @@ code, and the report. The click command only parses options, draws progress and 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from idxcheck.app.config_file import (
     ConfigError,
     Overrides,
-    build_config,
+    Setting,
+    common_folder,
     find_config,
     load_config_file,
+    resolve,
 )
 from idxcheck.app.policy import PolicyOptions
 from idxcheck.model.config import Config
@@ -71,7 +75,7 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
         raise RequestError(
             "--diff-base needs a git ref (a branch, tag or commit), not an empty one"
         )
-    config = _config(request)
+    config = _resolved(request).config
     # Git and baseline support is loaded only by the options that use them.
     usage_errors: list[type[Exception]] = [ValueError]
     if request.baseline or request.write_baseline or request.diff_base:
@@ -93,6 +97,13 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
         # could touch a changed file (the pipeline widens this to every class when a changed
         # file holds a runner, the mode enum or another tree fact).
         config = replace(config, focus=request.paths)
+    if request.diff_base:
+        from idxcheck.app import gitutil
+
+        try:
+            check_diff_base(request.diff_base, scan_paths)
+        except gitutil.GitError as exc:
+            raise RequestError(str(exc)) from None
     options = PolicyOptions(
         changed=changed_files,
         write_baseline=request.write_baseline,
@@ -105,23 +116,88 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
     return Prepared(config, scan_paths, options, tuple(usage_errors))
 
 
-def _config(request: ScanRequest) -> Config:
-    """The configuration file's settings (unless `--isolated`), the command line's over them,
-    and the cache and jobs of the run."""
+def check_diff_base(ref: str, paths: Sequence[str]) -> str:
+    """The commit `ref` names in the repository of `paths`, or `gitutil.GitError` saying why
+    there is none: found before the scan, which a `--diff-base` scan compares with it after."""
+    from idxcheck.app import gitutil
+
+    start = common_folder(paths)
+    top = gitutil.toplevel(start)
+    if top is None:
+        raise gitutil.GitError(f"--diff-base needs a git repository; {start} is not in one")
     try:
-        if request.isolated:
-            settings = None
-        else:
-            found = request.config_path or find_config(request.paths)
-            settings = load_config_file(found) if found else None
-        config = build_config(settings, request.overrides)
-    except ConfigError as exc:
-        raise RequestError(str(exc)) from None
-    if not request.no_cache:
+        commit = gitutil.resolve_commit(top, ref)
+    except gitutil.GitError as exc:
+        raise gitutil.GitError(f"--diff-base: {exc}") from None
+    for path in paths:
+        if os.path.relpath(os.path.realpath(path), top).startswith(".."):
+            raise gitutil.GitError(f"--diff-base: every scanned path must be inside {top}")
+    return commit
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A configuration as the CLI resolves it: the Config, the file read (None: none), and
+    where each setting came from (`--show-settings`)."""
+
+    config: Config
+    file: str | None
+    settings: tuple[Setting, ...]
+
+
+def resolve_config(
+    paths: Sequence[str],
+    overrides: Overrides | None = None,
+    config_path: str | None = None,
+    isolated: bool = False,
+    no_cache: bool = False,
+    jobs: int = 0,
+) -> Resolved:
+    """The configuration file's settings (`config_path`, else the `[tool.idxcheck]` found
+    upward from `paths`; none when `isolated`), the command line's over them, and the cache
+    (the default folder unless `no_cache`) and jobs of the run. ConfigError names a mistake."""
+    found = None if isolated else (config_path or find_config(paths))
+    settings = load_config_file(found) if found else None
+    config, chosen = resolve(settings, overrides or Overrides())
+    cache: str | None = None
+    if not no_cache:
         from idxcheck.incremental.cache import default_cache_dir
 
-        config = replace(config, cache_dir=str(default_cache_dir()))
-    return replace(config, jobs=request.jobs)
+        cache = str(default_cache_dir())
+    config = replace(config, cache_dir=cache, jobs=jobs)
+    run = (
+        Setting("cache", cache, _cache_origin(no_cache)),
+        Setting("jobs", jobs, _jobs_origin(jobs)),
+    )
+    return Resolved(config, found, chosen + run)
+
+
+def _cache_origin(no_cache: bool) -> str:
+    if no_cache:
+        return "command line"
+    if os.environ.get("IDXCHECK_CACHE_DIR"):
+        return "environment (IDXCHECK_CACHE_DIR)"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return "environment (XDG_CACHE_HOME)"
+    return "default"
+
+
+def _jobs_origin(jobs: int) -> str:
+    return "default" if jobs == 0 else "command line"
+
+
+def _resolved(request: ScanRequest) -> Resolved:
+    try:
+        return resolve_config(
+            request.paths,
+            request.overrides,
+            request.config_path,
+            request.isolated,
+            request.no_cache,
+            request.jobs,
+        )
+    except ConfigError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def exit_code(result: ScanResult, config: Config) -> int:

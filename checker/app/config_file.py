@@ -67,6 +67,7 @@ class FileSettings:
     strict: bool | None = None
     max_file_bytes: int | None = None
     follow_links: bool | None = None
+    where: str = ""  # the file and its table, as messages name them
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ def parse_settings(section: Mapping[str, Any], path: str, where: str) -> FileSet
                 raise ConfigError(f"{where}: {key} must be true or false, got {section[key]!r}")
             settings[field] = section[key]
     given = {k: v for k, v in settings.items() if v is not None}
-    parsed = FileSettings(path=path, root=os.path.dirname(os.path.abspath(path)), **given)
+    root = os.path.dirname(os.path.abspath(path))
+    parsed = FileSettings(path=path, root=root, where=where, **given)
     _check_profile(parsed, where)
     return parsed
 
@@ -233,54 +235,121 @@ def _positive(value: object, key: str, where: str) -> int:
 
 def _check_profile(settings: FileSettings, where: str) -> None:
     """Parse the profile, domain and widths now, so that a mistake names the file and key."""
+    name = "sglang" if settings.profile is None else settings.profile
+    _check_constraints(
+        name,
+        f"{where}: profile",
+        [(text, f"{where}: domain") for text in settings.domain or ()],
+        [(mode, text, f"{where}: widths") for mode, text in settings.widths or ()],
+    )
+
+
+def _check_constraints(
+    name: str,
+    profile_label: str,
+    domain: Sequence[tuple[str, str]],
+    widths: Sequence[tuple[str, str, str]],
+) -> None:
+    """The profile `name` exists, and each (text, label) of `domain` and (mode, text, label)
+    of `widths` parses over its symbols; else a ConfigError that starts with the label."""
     from idxcheck.profiles.schema import load_profile
     from idxcheck.sym.parse import ConstraintError
 
-    name = "sglang" if settings.profile is None else settings.profile
     try:
         profile = load_profile(name)
     except ValueError as exc:
-        raise ConfigError(f"{where}: profile: {exc}") from None
-    for text in settings.domain or ():
+        raise ConfigError(f"{profile_label}: {exc}") from None
+    for text, label in domain:
         try:
             load_profile(name, {"domain": [text]})
         except ConstraintError as exc:
-            raise ConfigError(f"{where}: domain: {exc}") from None
-    for mode, text in settings.widths or ():
+            raise ConfigError(f"{label}: {exc}") from None
+    for mode, text, label in widths:
         if mode not in profile.mode_members:
             raise ConfigError(
-                f"{where}: widths: unknown forward mode {mode!r}; modes of the "
+                f"{label}: unknown forward mode {mode!r}; modes of the "
                 f"{name} profile: {', '.join(profile.mode_members)}"
             )
         try:
             load_profile(name, {"widths": {mode: text}})
         except ConstraintError as exc:
-            raise ConfigError(f"{where}: widths.{mode}: {exc}") from None
+            raise ConfigError(f"{label}.{mode}: {exc}") from None
+
+
+# Where a resolved setting came from.
+DEFAULT = "default"
+FROM_FILE = "file"
+COMMAND_LINE = "command line"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One resolved setting: its key as `[tool.idxcheck]` spells it, its value, and whether
+    the default, the file or the command line gave it."""
+
+    key: str
+    value: object
+    origin: str
 
 
 def build_config(settings: FileSettings | None, cli: Overrides) -> Config:
     """The scan's Config: the file's values, each replaced by the flag when one was given."""
+    return resolve(settings, cli)[0]
+
+
+def resolve(settings: FileSettings | None, cli: Overrides) -> tuple[Config, tuple[Setting, ...]]:
+    """The scan's Config and where each of its settings came from. The profile, domain and
+    widths are checked together (a flag's profile may not be the file's): a mistake is a
+    ConfigError that names the flag, or the file and key."""
     file = settings or FileSettings(path="", root=os.getcwd())
-    select = cli.select or file.select or ()
-    ignore = cli.ignore or file.ignore or ()
+    chosen: list[Setting] = []
+
+    def pick(key: str, flag: Any, given: bool, in_file: Any, default: Any) -> Any:
+        if given:
+            chosen.append(Setting(key, flag, COMMAND_LINE))
+            return flag
+        if in_file is not None:
+            chosen.append(Setting(key, in_file, FROM_FILE))
+            return in_file
+        chosen.append(Setting(key, default, DEFAULT))
+        return default
+
+    select = pick("select", cli.select, bool(cli.select), file.select, ())
+    ignore = pick("ignore", cli.ignore, bool(cli.ignore), file.ignore, ())
     # CLI excludes are globs on the paths as typed; the file's are anchored at its folder.
-    cli_exclude = cli.exclude
+    pick("exclude", cli.exclude, bool(cli.exclude), file.exclude, ())
     rooted_exclude = () if cli.exclude else (file.exclude or ())
-    return Config(
+    per_file_ignores = pick("per-file-ignores", None, False, file.per_file_ignores, ())
+    profile = pick("profile", cli.profile, bool(cli.profile), file.profile, "sglang")
+    domain = pick("domain", cli.domain, bool(cli.domain), file.domain, ())
+    widths = pick("widths", None, False, file.widths, ())
+    rlimit = pick("rlimit", cli.rlimit, cli.rlimit is not None, file.rlimit, DEFAULT_RLIMIT)
+    strict = pick("strict", cli.strict, cli.strict is not None, file.strict, False)
+    max_bytes = pick("max-file-bytes", None, False, file.max_file_bytes, MAX_FILE_BYTES)
+    follow_links = pick("follow-links", None, False, file.follow_links, False)
+    # The file's own values were checked against its profile when it was read.
+    if cli.profile or cli.domain:
+        where = file.where or file.path
+        _check_constraints(
+            profile,
+            "--profile" if cli.profile else f"{where}: profile",
+            [(t, "--domain" if cli.domain else f"{where}: domain") for t in domain],
+            [(mode, text, f"{where}: widths") for mode, text in widths],
+        )
+    config = Config(
         select=frozenset(select),
         ignore=frozenset(ignore),
-        exclude=tuple(cli_exclude),
-        profile=cli.profile or file.profile or "sglang",
-        domain=tuple(cli.domain or file.domain or ()),
-        widths=dict(file.widths or ()),
-        rlimit=cli.rlimit if cli.rlimit is not None else (file.rlimit or DEFAULT_RLIMIT),
-        strict=cli.strict if cli.strict is not None else bool(file.strict),
+        exclude=tuple(cli.exclude),
+        profile=profile,
+        domain=tuple(domain),
+        widths=dict(widths),
+        rlimit=rlimit,
+        strict=bool(strict),
         rooted_exclude=tuple(rooted_exclude),
-        per_file_ignores=tuple(
-            (glob, frozenset(codes)) for glob, codes in (file.per_file_ignores or ())
-        ),
+        per_file_ignores=tuple((glob, frozenset(codes)) for glob, codes in per_file_ignores),
         root=file.root if settings is not None else None,
         source=settings.path if settings is not None else None,
-        max_file_bytes=file.max_file_bytes or MAX_FILE_BYTES,
-        follow_links=bool(file.follow_links),
+        max_file_bytes=max_bytes,
+        follow_links=bool(follow_links),
     )
+    return config, tuple(chosen)

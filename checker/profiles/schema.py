@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from idxcheck.model.kinds import Role
-from idxcheck.sym.parse import parse_formula, parse_term
+from idxcheck.sym.parse import ConstraintError, parse_formula, parse_term
 from idxcheck.sym.terms import Formula, Term
 
 
@@ -204,14 +204,24 @@ def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) 
 
 def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profile:
     aliases = {short: long for long, short in module.DISPLAY.items() if short != long}
+    # A user's constraint or width names the profile's symbols (or their short names): any
+    # other name is an error, not a free symbol that constrains nothing.
+    symbols = frozenset(module.DISPLAY)
     domain_entries: list[tuple[str, str]] = list(module.DOMAIN)
     if overrides.get("replace_domain"):
         domain_entries = []
     for text in overrides.get("domain", []):
+        parse_formula(text, aliases, symbols)
         domain_entries.append((text, "[tool.idxcheck] domain"))
     domain = tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in domain_entries)
     widths = dict(module.DEFAULT_WIDTHS)
     for mode, text in overrides.get("widths", {}).items():
+        if mode not in module.MODE_MEMBERS:
+            raise ConstraintError(
+                f"unknown forward mode {mode!r}; modes of the {module.NAME} profile: "
+                f"{', '.join(module.MODE_MEMBERS)}"
+            )
+        parse_term(text, aliases, symbols)
         widths[mode] = (text, "[tool.idxcheck] widths")
     return Profile(
         name=module.NAME,
