@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from idxcheck.cli import cache, confirm, rules, scan  # noqa: F401  (each registers its command)
-from idxcheck.cli.main import main
+from idxcheck.cli.main import closed, main
 
 __all__ = ["COMMAND_GC_THRESHOLD", "entry", "main"]
 
@@ -39,11 +39,19 @@ def entry() -> NoReturn:
     else:
         status = 0
     if isinstance(status, int) and not any(name in sys.modules for name in _NEEDS_TEARDOWN):
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass  # a closed pipe or stream: the usual exit reports it as Python does
-        else:
+        if _flushed(sys.stdout) and _flushed(sys.stderr):
             os._exit(status)
     sys.exit(status)
+
+
+def _flushed(stream: TextIO) -> bool:
+    """Flush `stream`; False when it failed for another reason than a closed pipe (the usual
+    exit then reports it as Python does). A closed pipe's reader has gone: what was left for
+    it goes to the null device, quietly."""
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        closed(stream)
+    except (OSError, ValueError):
+        return False
+    return True

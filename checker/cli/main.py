@@ -3,10 +3,16 @@ progress bars, writing reports, the codes a run exits with.
 
 Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
 2 usage or internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A
-traceback reaches the user only with --debug."""
+traceback reaches the user only with --debug.
+
+A closed pipe (`idxcheck rule IDX001 | head -2`) is not an error: the reader has what it wanted.
+Writing to it stops quietly; `scan` and `confirm` still write their report files and exit with
+their verdict, any other command exits 0 (as ruff does). A stream that fails otherwise (a full
+disk) is an error, exit 2."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -42,21 +48,32 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except BrokenPipeError as exc:
+            gone = [stream for stream in (sys.stdout, sys.stderr) if reader_gone(stream)]
+            if not gone:  # another pipe (a worker's): an internal error like any other
+                internal_error(ctx, exc)
+            for stream in gone:  # the command's own output, cut short by its reader
+                closed(stream)
+            ctx.exit(EXIT_CLEAN)
         except KeyboardInterrupt:  # Ctrl-C, also during a solver check (`idxcheck.solve`)
             click.echo("idxcheck: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
-        except Exception as exc:  # an internal error: one line, unless --debug
-            if ctx.obj and ctx.obj.get("debug"):
-                import traceback
+        except Exception as exc:
+            internal_error(ctx, exc)
 
-                traceback.print_exc()
-            else:
-                click.echo(
-                    f"idxcheck: internal error: {type(exc).__name__}: {_describe(exc)} "
-                    "(run with --debug for the traceback)",
-                    err=True,
-                )
-            ctx.exit(EXIT_ERROR)
+
+def internal_error(ctx: click.Context, exc: Exception) -> NoReturn:
+    """One line about an internal error (the traceback with --debug), and exit 2."""
+    if ctx.obj and ctx.obj.get("debug"):
+        import traceback
+
+        traceback.print_exc()
+    else:
+        tell(
+            f"idxcheck: internal error: {type(exc).__name__}: {_describe(exc)} "
+            "(run with --debug for the traceback)"
+        )
+    ctx.exit(EXIT_ERROR)
 
 
 def _describe(exc: BaseException) -> str:
@@ -169,17 +186,54 @@ def write(path: str, text: str) -> None:
         fail(str(exc))
 
 
+def is_closed_pipe(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.EPIPE
+
+
+def reader_gone(stream: IO[str]) -> bool:
+    """Whether `stream` is a pipe whose reading end is closed everywhere (poll reports an
+    error condition on such a writing end, and on nothing a reader still holds)."""
+    try:
+        fd = stream.fileno()
+        import select
+
+        poller = select.poll()
+        poller.register(fd, 0)  # error conditions are reported whatever is asked for
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # not a file, or no poll on this system
+        return False
+
+
+def closed(stream: IO[str]) -> None:
+    """Send what is still to go to `stream` (and what is buffered for it) to the null device:
+    its reader is gone, and neither a later write nor the interpreter's last flush may fail."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):  # not a file (a test's capture): nothing to do
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, fd)
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+
+
 def echo(text: str, color: bool = False) -> None:
-    """A report on standard output; one that cannot be written (a full disk, a closed pipe)
-    ends the run with exit 2, as a file would."""
+    """A report on standard output. A closed pipe ends it quietly and the run goes on (its other
+    reports, its exit code); any other failure (a full disk) ends the run with exit 2, as a
+    file would."""
     try:
         click.echo(text, nl=False, color=color)
         sys.stdout.flush()
     except OSError as exc:
-        try:  # nothing more can go there: the exit must not try again
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        closed(sys.stdout)  # nothing more can go there: the exit must not try again
+        if is_closed_pipe(exc):
+            return
         fail(f"cannot write standard output: {exc.strerror or exc}")
 
 
@@ -196,10 +250,18 @@ def validate_codes(codes: tuple[str, ...], option: str) -> None:
             )
 
 
+def tell(message: str) -> None:
+    """A line on standard error; a closed one (`2>&1 | head -1`) does not stop the command."""
+    try:
+        click.echo(message, err=True)
+    except BrokenPipeError:
+        closed(sys.stderr)
+
+
 def warn(message: str) -> None:
-    click.echo(f"idxcheck: warning: {message}", err=True)
+    tell(f"idxcheck: warning: {message}")
 
 
 def fail(message: str) -> NoReturn:
-    click.echo(f"idxcheck: {message}", err=True)
+    tell(f"idxcheck: {message}")
     sys.exit(EXIT_ERROR)

@@ -1,9 +1,11 @@
 """JUnit XML, for CI systems other than GitHub (GitLab, Jenkins, Azure, Buildkite read it).
 
-One test suite per backend (`path:Class`), one test case per forward mode checked there, a
-`<failure>` per finding in that cell; findings outside the matrix (suppression comments) and
-per-file errors get suites of their own. A scan with nothing to check still writes one passing
-case, so the CI system sees that the job ran. What comes from the scanned tree is shown escaped
+One test suite per backend (`path:Class`); in it one failing test case per finding (its rule,
+mode and place: `file` and `line` name where it is, its `<failure>` what it says), and one
+passing case per forward mode checked there without a finding, so the failures count the
+findings. Findings outside the matrix (suppression comments) and per-file errors get suites of
+their own. A scan with nothing to check still writes one passing case, so the CI system sees
+that the job ran. What comes from the scanned tree is shown escaped
 (`escape.display`), and ElementTree escapes it for XML."""
 
 from __future__ import annotations
@@ -35,6 +37,31 @@ def _failure(case: ET.Element, finding: Finding) -> None:
     failure.text = _failure_text(finding)
 
 
+def _finding_case(
+    suite: ET.Element, row: matrix.Row, finding: Finding, names: set[str]
+) -> ET.Element:
+    """The test case of one finding: named by its rule, mode and place (the file too when it
+    is not the backend's), unique in its suite as CI systems key cases by name."""
+    span = finding.span
+    place = f"{span.line}:{span.column + 1}"
+    if span.path != row.path:
+        place = f"{span.path}:{place}"
+    base = f"{finding.code} in {finding.mode} at {place}"
+    name, number = base, 1
+    while name in names:
+        number += 1
+        name = f"{base} ({number})"
+    names.add(name)
+    return ET.SubElement(
+        suite,
+        "testcase",
+        classname=display(row.label),
+        name=display(name),
+        file=display(span.path),
+        line=str(span.line),
+    )
+
+
 def to_element(result: ScanResult | Report) -> ET.Element:
     report = as_report(result)
     grid = matrix.build(report)
@@ -45,9 +72,15 @@ def to_element(result: ScanResult | Report) -> ET.Element:
     )
     for row in grid.rows:
         suite = ET.Element("testsuite", name=display(row.label))
+        names: set[str] = set()
         for mode in grid.modes:
             cell = grid.cells.get((row, mode))
             if cell is None:
+                continue
+            for index in cell.findings:
+                finding = report.findings[index]
+                _failure(_finding_case(suite, row, finding, names), finding)
+            if cell.findings:
                 continue
             case = ET.SubElement(
                 suite,
@@ -56,9 +89,7 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                 name=display(mode),
                 file=display(row.path),
             )
-            for index in cell.findings:
-                _failure(case, report.findings[index])
-            if not cell.findings and cell.category in ("unknown", "unsupported"):
+            if cell.category in ("unknown", "unsupported"):
                 is_failure = cell.category == "unknown" and any(
                     p == row.path and m == mode for p, _c, m in unknown
                 )
@@ -82,6 +113,7 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                 classname="idxcheck comments",
                 name=display(f"{finding.span.path}:{finding.span.line} {finding.code}"),
                 file=display(finding.span.path),
+                line=str(finding.span.line),
             )
             _failure(case, finding)
         suites.append(suite)
