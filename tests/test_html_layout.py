@@ -6,6 +6,7 @@ around the table stays clear of it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from idxcheck.report import html
 from idxcheck.report.context import Report
 
 from .browser import BrowserMissing, matrix_layout
+from .conftest import ROOT
 from .realtree import sglang_tree
 
 SCREENS = [(1280, 800), (1920, 1080)]
@@ -223,3 +225,18 @@ def test_a_whole_tree_scan_of_sglang_fits(tmp_path: Path, monkeypatch: pytest.Mo
         assert layout["pageWidth"] <= width
         assert assert_columns_in_view(layout) == []
         assert_nothing_overlaps(layout)
+
+
+def test_the_docs_screenshot_is_the_scripts_at_1280_px() -> None:
+    """The picture docs/reports.md shows is the one docs/report_screenshot.py writes (of the
+    release it names), 1,280 px wide, small enough for the repository, and the only one."""
+    docs = ROOT / "docs"
+    shown = re.findall(r"\]\((report-sglang-[^)]+\.png)\)", (docs / "reports.md").read_text())
+    script = (docs / "report_screenshot.py").read_text(encoding="utf-8")
+    [version] = re.findall(r'^VERSION = "([^"]+)"$', script, flags=re.MULTILINE)
+    assert shown == [f"report-sglang-{version}.png"]
+    assert sorted(p.name for p in docs.glob("report-sglang-*.png")) == shown
+    data = (docs / shown[0]).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(data[16:20], "big") == 1280
+    assert len(data) < 300 * 1024
