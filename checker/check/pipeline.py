@@ -23,7 +23,7 @@ from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
 from idxcheck.facts.tree import RunnerReading, runtime_model_from_tree
 from idxcheck.interp.state import ScanContext
 from idxcheck.model.config import Config
-from idxcheck.model.findings import FileError, ScanResult, Stats
+from idxcheck.model.findings import FileError, ProfileWidth, ScanResult, Stats
 from idxcheck.model.stable import digest, stable_digest
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
@@ -239,4 +239,13 @@ def _scan_tree(
         stats=stats,
         mode_model_source=modes.source,
         mode_order=profile.mode_members,
+        profile_widths=_profile_widths(merged.defaults, profile),
+    )
+
+
+def _profile_widths(defaults: set[tuple[str, str]], profile: Profile) -> tuple[ProfileWidth, ...]:
+    order = {mode: index for index, mode in enumerate(profile.mode_members)}
+    return tuple(
+        ProfileWidth(profile.name, mode, width)
+        for mode, width in sorted(defaults, key=lambda d: (order.get(d[0], len(order)), d))
     )

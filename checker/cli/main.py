@@ -30,6 +30,7 @@ __all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "main"]
 
 FORMAT_MODULES = {
     "text": "text",
+    "concise": "concise",
     "json": "json_format",
     "sarif": "sarif",
     "github": "github",
@@ -150,10 +151,13 @@ def _isatty(stream: IO[str]) -> bool:
 
 
 @contextmanager
-def progress_bar(label: str, minimum: int) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing on stderr when it is a terminal, None otherwise: piped and CI
-    output stays clean. The bar appears only once the total reaches `minimum`."""
-    if not _isatty(sys.stderr):
+def progress_bar(
+    label: str, minimum: int, shown: bool = True
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress callback drawing on stderr when it is a terminal (and `shown`), None
+    otherwise: piped and CI output stays clean. The bar appears only once the total reaches
+    `minimum`."""
+    if not shown or not _isatty(sys.stderr):
         yield None
         return
     state: dict[str, Any] = {"bar": None, "done": 0}
