@@ -133,11 +133,16 @@ def main() -> None:
         alternate(versions, options.warm_runs, warm)
         alternate(versions, options.runs, hooks)
         before, after = versions
-        print(f"{'':22} {'before':>9} {'after':>9}  after/before")
+        print(f"{'':22} {'before':>9} {'after':>9}  after/before  (wall; CPU)")
         for kind in KINDS:
             a = statistics.median(r.seconds for r in before.runs[kind])
             b = statistics.median(r.seconds for r in after.runs[kind])
-            print(f"{kind:22} {a:8.2f}s {b:8.2f}s  {b / a:6.3f}")
+            ca = statistics.median(r.cpu_seconds for r in before.runs[kind])
+            cb = statistics.median(r.cpu_seconds for r in after.runs[kind])
+            print(
+                f"{kind:22} {a:8.2f}s {b:8.2f}s  {b / a:6.3f}"
+                f"   CPU {ca:7.2f}s {cb:7.2f}s  {cb / ca:6.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ class Run:
     seconds: float
     peak_mb: float
     exit_code: int
+    # User plus system CPU time of the scan and of the workers it waited for: on a loaded
+    # machine a steadier measure than the wall time, which waits for the other processes.
+    cpu_seconds: float = 0.0
 
 
 def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
@@ -81,7 +84,8 @@ def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None
     if proc.returncode not in (0, 1):  # 0 clean, 1 findings: anything else timed a failure
         raise SystemExit(f"{' '.join(args)} exited with {proc.returncode}: nothing measured")
     # The kernel's peak of the largest single process, where sampling every 50 ms missed it.
-    return Run(seconds, max(usage.ru_maxrss * 1024, peak[0]) / 2**20, proc.returncode)
+    peak_mb = max(usage.ru_maxrss * 1024, peak[0]) / 2**20
+    return Run(seconds, peak_mb, proc.returncode, usage.ru_utime + usage.ru_stime)
 
 
 def tree_rss(root: int) -> int:

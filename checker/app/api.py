@@ -72,8 +72,9 @@ def scan(
     (the CLI's configuration file and cache). A `diff_base` of `options` (whose `scan_paths`
     default to `paths`) that git cannot resolve is a `gitutil.GitError` before the scan."""
     config = resolve_config(paths) if config is None else config
-    if options is not None and options.diff_base:
+    base = options.diff_base if options is not None else None
+    if options is not None and base:
         if not options.scan_paths:  # the ref's files are those of the same paths
             options = replace(options, scan_paths=tuple(paths))
-        check_diff_base(options.diff_base, options.scan_paths)
+        check_diff_base(base, options.scan_paths)
     return apply_policy(scanning.scanned(paths, config, progress), config, options)
