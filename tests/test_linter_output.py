@@ -5,6 +5,7 @@ width for want of its runner."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -184,9 +185,14 @@ def test_a_mode_without_its_runner_says_it_used_the_profile_default(tmp_path: Pa
         "profile's default width `speculative_num_draft_tokens`"
     )
     assert any(line.startswith(note) for line in alone.splitlines())
+    doc = json.loads(run(str(tmp_path / "backend.py"), "--format", "json")[1])
+    assert doc["profile_defaults"] == [
+        {"profile": "sglang", "mode": "DRAFT_EXTEND_V2", "width": "speculative_num_draft_tokens"}
+    ]
     # With the runner in the tree, its width is used, and nothing is said.
     (tmp_path / "forward_mode.py").write_text(ENUM)
     (tmp_path / "runner.py").write_text(DRAFT_EXTEND_RUNNER)
     _, whole = run(str(tmp_path))
     assert "no runner for DRAFT_EXTEND_V2" not in whole
+    assert json.loads(run(str(tmp_path), "--format", "json")[1])["profile_defaults"] == []
     assert "note:" not in run(str(tmp_path / "backend.py"), "-q")[1]  # no notes under --quiet
