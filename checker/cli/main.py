@@ -1,9 +1,10 @@
 """The command group, its error handling, and what the commands share: output formats, colour,
 progress bars, writing reports, the codes a run exits with.
 
-Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
-2 usage or internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A
-traceback reaches the user only with --debug.
+Exit codes: 0 clean (unused suppressions are warnings; anything with --exit-zero), 1 findings
+or per-file errors (and, with --strict, UNKNOWN verdicts and unused suppressions), 2 usage or
+internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A traceback
+reaches the user only with --debug.
 
 A closed pipe (`idxcheck rule IDX001 | head -2`) is not an error: the reader has what it wanted.
 Writing to it stops quietly; `scan` and `confirm` still write their report files and exit with

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from idxcheck.model.comments import Suppression
 
 EXIT_DESCRIPTIONS = {
-    0: "clean: no findings",
-    1: "findings, per-file errors, or (with --strict) UNKNOWN verdicts",
+    0: "clean: no findings but warnings about unused suppressions (or --exit-zero)",
+    1: "findings, per-file errors, or (with --strict) UNKNOWN verdicts and unused suppressions",
     2: "usage or internal error",
 }
 
