@@ -55,6 +55,7 @@ def test_the_comments_make_the_same_scan_clean(tmp_path: Path) -> None:
     assert (code, doc["findings"], len(doc["suppressed"])) == (0, [], 2)
     # Nothing left to suppress: nothing written.
     assert add(str(path)) == (0, "idxcheck: suppressed 0 findings with comments in 0 files\n")
+    assert add(str(path), "--quiet") == (0, "")
     assert path.read_text() == after
 
 

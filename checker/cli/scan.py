@@ -264,7 +264,7 @@ def scan(
     except OutputError as exc:  # the baseline could not be written
         fail(str(exc))
     if add_suppressions:
-        ctx.exit(_add_suppressions(outcome))
+        ctx.exit(_add_suppressions(outcome, quiet))
     if write_baseline_path and not quiet:
         click.echo(
             f"idxcheck: wrote {len(outcome.baselined)} findings to {write_baseline_path}",
@@ -284,9 +284,10 @@ def scan(
     ctx.exit(report.exit_code)
 
 
-def _add_suppressions(outcome: Any) -> int:
-    """Comments written for the reported findings, and what was done said on stderr: exit 0,
-    or 1 where a finding could not be marked."""
+def _add_suppressions(outcome: Any, quiet: bool) -> int:
+    """Comments written for the reported findings, and what was done said on stderr (each
+    finding left unmarked, and the count unless `quiet`): exit 0, or 1 where a finding could
+    not be marked."""
     from idxcheck.app.add_suppressions import add_suppressions
     from idxcheck.report.escape import display
     from idxcheck.rules.meta import META_RULES
@@ -298,9 +299,11 @@ def _add_suppressions(outcome: Any) -> int:
         warn(f"{display(span.path)}:{span.line}: {finding.code} not suppressed: {why}")
     noun = "finding" if added.suppressed == 1 else "findings"
     files = "file" if len(added.files) == 1 else "files"
-    tell(
-        f"idxcheck: suppressed {added.suppressed} {noun} with comments in {len(added.files)} {files}"
-    )
+    if not quiet:
+        tell(
+            f"idxcheck: suppressed {added.suppressed} {noun} with comments in "
+            f"{len(added.files)} {files}"
+        )
     return EXIT_FINDINGS if added.skipped else EXIT_CLEAN
 
 
