@@ -17,6 +17,9 @@ class MetaRule:
     summary: str
     message: str
     doc_text: str
+    # Whether its findings make the run exit 1 (else only with --strict): a comment that
+    # suppresses nothing hides no bug, so it is reported without failing the run.
+    fails_run: bool = True
 
     def doc(self) -> str:
         return self.doc_text.strip()
@@ -43,7 +46,9 @@ it so that it does not read as if it worked.
     per_req = self.speculative_num_steps + 1  # idxcheck: ignore
 
 **Fix.** Name the code(s) and say why: `# idxcheck: ignore[IDX001] reason`. Disable this rule
-with `--ignore IDX900` (or `ignore = ["IDX900"]` in `[tool.idxcheck]`).
+with `--ignore IDX900` (or `ignore = ["IDX900"]` in `[tool.idxcheck]`). A file-level
+`# idxcheck: ignore-file` without codes is not this rule's: it suppresses every finding of its
+file, as the file's author asked.
 """,
 )
 
@@ -51,7 +56,10 @@ with `--ignore IDX900` (or `ignore = ["IDX900"]` in `[tool.idxcheck]`).
 UNUSED_SUPPRESSION = MetaRule(
     code="IDX901",
     name="unused-suppression",
-    severity=Severity.ERROR,
+    # A warning: the code it sits on is not wrong, so it does not fail the run but under
+    # --strict (a stale comment would hide the next real finding on its line).
+    severity=Severity.WARNING,
+    fails_run=False,
     summary="suppression comment that suppresses nothing",
     message="unused suppression: no {code} finding here",
     doc_text="""
@@ -69,9 +77,22 @@ never suppress anything. Codes of rules that are not enabled in this scan (`--se
 
     per_req = self.num_draft_tokens  # idxcheck: ignore[IDX001] fixed long ago
 
+**Severity.** A warning (SARIF `warning`, a GitHub `::warning` annotation): the code it
+sits on is not wrong. It is reported but does not make the run exit 1, unless with `--strict`
+(`strict = true`), which fails on it as on UNKNOWN verdicts; switch it off with
+`--ignore IDX901`.
+
+A file-level comment (`# idxcheck: ignore-file[IDX001]`) is unused when no finding of the
+code is in its file; a bare `# idxcheck: ignore-file` when no finding at all is.
+
 **Fix.** Delete the comment, or the stale code from its list.
 """,
 )
 
 
 META_RULES: tuple[MetaRule, ...] = (BARE_SUPPRESSION, UNUSED_SUPPRESSION)
+
+
+def advisory_codes() -> frozenset[str]:
+    """The codes whose findings do not fail a run but under --strict."""
+    return frozenset(rule.code for rule in META_RULES if not rule.fails_run)

@@ -21,7 +21,7 @@ import pytest
 from idxcheck.app.api import scan
 from idxcheck.model.config import Config
 from idxcheck.profiles.schema import load_profile
-from idxcheck.report import github, html, json_format, junit, markdown, sarif, text
+from idxcheck.report import concise, github, html, json_format, junit, markdown, sarif, text
 from idxcheck.report.context import Report
 
 from .conftest import FIXTURES
@@ -57,6 +57,7 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
     "text-explain.txt": lambda r: text.render(r, explain=True),
     "text-color.txt": lambda r: text.render(r, color=True),
     "text-statistics.txt": lambda r: text.render(r, statistics=True),
+    "concise.txt": lambda r: concise.render(r),
     "report.json": json_format.render,
     "report.sarif": sarif.render,
     "github.txt": github.render,

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from idxcheck.cli.progress import ERASE
 
 from .conftest import ROOT
 
@@ -56,11 +59,29 @@ def run_with_stderr_on_a_tty(args: list[str]) -> tuple[int, str, str]:
 
 def test_bar_on_a_terminal_for_a_long_scan(tmp_path: Path) -> None:
     tree = many_files(tmp_path, 40)
-    code, out, err = run_with_stderr_on_a_tty(["scan", str(tree), "--format", "json"])
-    assert code == 1
-    assert "scanning" in err
-    assert "42/42" in err  # 41 files and the analysis step
-    assert out.lstrip().startswith("{")  # stdout carries only the report
+    for jobs in ("1", "2"):  # analysed here, and by workers that tell the parent
+        code, out, err = run_with_stderr_on_a_tty(
+            ["scan", str(tree), "--format", "json", "--no-cache", "-j", jobs]
+        )
+        assert code == 1
+        assert out.lstrip().startswith("{")  # stdout carries only the report
+        drawn = err.split(ERASE)
+        # Each step in words, the analysis counting files and obligations as it goes.
+        assert any(d.startswith("reading 41 files") and "41/41" in d for d in drawn)
+        assert any(d.startswith("parsing runners") for d in drawn)
+        analysing = [d for d in drawn if d.startswith("analysing ")]
+        assert analysing[-1].startswith("analysing 9 classes in 9 files"), analysing
+        assert "9/9" in analysing[-1]
+        solved = [int(re.search(r"(\d+) obligations solved", d)[1]) for d in analysing]  # type: ignore[index]
+        assert solved == sorted(solved) and solved[-1] > solved[0]
+        # Nothing stays: every line is redrawn in place, the last erased, no line break.
+        assert err.endswith(ERASE) and "\n" not in err
+
+
+def test_quiet_draws_nothing(tmp_path: Path) -> None:
+    tree = many_files(tmp_path, 40)
+    code, _, err = run_with_stderr_on_a_tty(["scan", str(tree), "--no-cache", "-q"])
+    assert (code, err) == (1, "")
 
 
 def test_silent_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
@@ -101,5 +122,5 @@ def test_bar_for_confirmations_on_a_terminal(tmp_path: Path) -> None:
         ["confirm", str(target), "--device", "cpu", "--no-probe"]
     )
     assert code == 1
-    assert "confirming" in err and "2/2" in err
+    assert "confirming 2 findings" in err and "2/2" in err
     assert "idxcheck confirm: 2 confirmed" in err

@@ -15,6 +15,9 @@ BUG = Path("fixtures/bugs/eagle_draft_extend_v2.py").read_text()
 STRIDE = "        per_req = self.speculative_num_steps + 1  # expect: IDX001"
 GRID = "                max_extend_len=self.speculative_num_steps + 1,  # expect: IDX002"
 GRID_STATEMENT = "            return ExtendMetadata("
+HEAD = "from dataclasses import dataclass"
+# The line a comment added after HEAD has (the findings below it move down by one).
+AFTER_HEAD = BUG.splitlines().index(HEAD) + 2
 
 
 def scan_json(path: Path, *extra: str) -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -49,7 +52,10 @@ def test_on_the_flagged_line_and_at_the_statement_start(tmp_path: Path) -> None:
     # IDX001 in the second comment suppresses nothing on that statement: reported as unused.
     assert codes(doc) == [("IDX901", 38)]
     assert "no IDX001 finding here" in doc["findings"][0]["message"]
-    assert code == 1
+    # An unused comment hides no bug: a warning that fails the run only under --strict.
+    assert doc["findings"][0]["severity"] == "warning"
+    assert code == 0
+    assert scan_json(path, "--strict")[0] == 1
     assert [(s["code"], s["comment_line"], s["reason"]) for s in doc["suppressed"]] == [
         ("IDX001", 29, "topk is 1 here"),
         ("IDX002", 38, "same"),
@@ -85,6 +91,64 @@ def test_unknown_codes_and_disabled_rules(tmp_path: Path) -> None:
     assert codes(doc) == [("IDX002", 39)]
     _, doc = scan_json(path, "--ignore", "IDX901")
     assert codes(doc) == [("IDX001", 29), ("IDX002", 39)]
+
+
+def test_file_level_comments_suppress_their_codes_in_the_whole_file(tmp_path: Path) -> None:
+    head = HEAD
+    path = variant(tmp_path, (head, head + "\n# idxcheck: ignore-file[IDX002] grid reviewed"))
+    code, doc = scan_json(path)
+    # The comment adds a line: the stride finding moves to 30, the grid one is suppressed.
+    assert (code, codes(doc)) == (1, [("IDX001", 30)])
+    assert [(s["code"], s["comment_line"], s["reason"]) for s in doc["suppressed"]] == [
+        ("IDX002", AFTER_HEAD, "grid reviewed")
+    ]
+    # Both codes, and a bare comment that opts the whole file out: clean.
+    for comment in ("# idxcheck: ignore-file[IDX001, IDX002]", "# IDXCHECK: ignore-file"):
+        path = variant(tmp_path, (head, head + "\n" + comment))
+        code, doc = scan_json(path)
+        assert (code, codes(doc), len(doc["suppressed"])) == (0, [], 2), comment
+
+
+def test_file_level_comments_that_suppress_nothing_are_unused(tmp_path: Path) -> None:
+    head = HEAD
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    clean = Path("fixtures/correct/eagle_full_fix.py").read_text()
+    assert head in clean
+    for comment, message in (
+        ("# idxcheck: ignore-file[IDX002]", "no IDX002 finding in this file"),
+        ("# idxcheck: ignore-file", "no finding in this file"),
+    ):
+        path = fixed / "backend.py"
+        path.write_text(clean.replace(head, head + "\n" + comment))
+        code, doc = scan_json(path)
+        assert codes(doc) == [("IDX901", clean.splitlines().index(head) + 2)], comment
+        assert message in doc["findings"][0]["message"]
+        assert code == 0
+
+
+def test_file_level_comments_silence_the_line_comments_findings(tmp_path: Path) -> None:
+    head = HEAD
+    path = variant(
+        tmp_path,
+        (head, head + "\n# idxcheck: ignore-file[IDX900, IDX002]"),
+        (STRIDE, STRIDE + "  # idxcheck: ignore"),
+    )
+    code, doc = scan_json(path)
+    assert (code, codes(doc)) == (1, [("IDX001", 30)])
+    assert sorted(s["code"] for s in doc["suppressed"]) == ["IDX002", "IDX900"]
+
+
+def test_a_file_level_comment_is_not_a_line_comment() -> None:
+    comments = read_comments("f.py", "x = 1  # idxcheck: ignore-file[IDX001] why\n")
+    (found,) = comments.suppressions
+    assert (found.file_level, found.codes, found.reason) == (True, ("IDX001",), "why")
+    assert found.matches("IDX001") and not found.matches("IDX002")
+    (bare,) = read_comments("g.py", "# idxcheck: ignore-file\n").suppressions
+    assert bare.file_level and bare.matches("IDX002")
+    (line,) = read_comments("h.py", "y = 2  # idxcheck: ignore\n").suppressions
+    assert not line.file_level and not line.matches("IDX001")
+    assert read_comments("i.py", "# idxcheck: ignore-files\n").suppressions == ()
 
 
 def test_comments_are_tokens_not_text() -> None:

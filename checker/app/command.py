@@ -206,17 +206,22 @@ def _resolved(request: ScanRequest) -> Resolved:
         raise RequestError(str(exc)) from None
 
 
-def exit_code(result: ScanResult, config: Config) -> int:
-    """1 for findings, per-file errors or (`--strict`) UNKNOWN verdicts, else 0."""
+def exit_code(result: ScanResult, config: Config, exit_zero: bool = False) -> int:
+    """1 for findings, per-file errors or (`--strict`) UNKNOWN verdicts, else 0; 0 whatever
+    was found with `exit_zero` (`--exit-zero`). A finding of an advisory rule (an unused
+    suppression, `rules.meta`) fails the run only under `--strict`."""
+    from idxcheck.rules.meta import advisory_codes
+
+    advisory = frozenset() if config.strict else advisory_codes()
     failed = (
-        bool(result.findings)
+        any(f.code not in advisory for f in result.findings)
         or bool(result.errors)
         or (config.strict and any(n.verdict == Verdict.UNKNOWN for n in result.notes))
     )
-    return EXIT_FINDINGS if failed else EXIT_CLEAN
+    return EXIT_FINDINGS if failed and not exit_zero else EXIT_CLEAN
 
 
-def report_of(outcome: Scan, config: Config) -> Report:
+def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
     """What every renderer is handed."""
     from idxcheck.app.docs_url import docs_url
     from idxcheck.report.context import Report, SourceCache
@@ -233,7 +238,8 @@ def report_of(outcome: Scan, config: Config) -> Report:
         suppressed=tuple((s.finding, s.comment) for s in outcome.suppressed),
         baselined=outcome.baselined,
         ignored=outcome.ignored,
-        exit_code=exit_code(result, config),
+        elsewhere=outcome.elsewhere,
+        exit_code=exit_code(result, config, exit_zero),
         strict=config.strict,
         baseline_used=outcome.baseline_used,
         stale_baseline=outcome.stale_baseline,

@@ -84,9 +84,17 @@ def _ignored_for_file(finding: Finding, config: Config) -> bool:
 def _changed_only(outcome: Scan, changed: ChangedFiles) -> Scan:
     """What touches the changed files: findings whose places are in them, their errors."""
     result = outcome.result
-    findings = [f for f in result.findings if changed.touches(f, result.mode_model_source)]
+    findings: list[Finding] = []
+    elsewhere: list[Finding] = []
+    for finding in result.findings:
+        touches = changed.touches(finding, result.mode_model_source)
+        (findings if touches else elsewhere).append(finding)
     errors = [e for e in result.errors if changed.holds_error(e)]
-    return replace(outcome, result=replace(result, findings=findings, errors=errors))
+    return replace(
+        outcome,
+        result=replace(result, findings=findings, errors=errors),
+        elsewhere=tuple(elsewhere),
+    )
 
 
 def _baselines(outcome: Scan, config: Config, options: PolicyOptions) -> Scan:

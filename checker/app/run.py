@@ -10,6 +10,7 @@ from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
+from idxcheck.model.progress import Progress
 from idxcheck.parallel.executor import WorkerExecutor
 from idxcheck.profiles.schema import Profile, load_profile
 from idxcheck.rules import REGISTRY, Rule
@@ -30,11 +31,13 @@ def run_tree(
     config: Config,
     profile: Profile,
     rules: tuple[type[Rule], ...] = REGISTRY,
+    progress: Progress | None = None,
 ) -> ScanResult:
     """The pipeline on a loaded tree, handed the store of `config.cache_dir` (if any) and the
-    worker pool of `config.jobs`."""
+    worker pool of `config.jobs`; `progress` is told of the steps (`model.progress`)."""
     store = DiskStore.for_config(config)
-    return scan_tree(tree, config, profile, store, WorkerExecutor(config.jobs), rules)
+    executor = WorkerExecutor(config.jobs, progress)
+    return scan_tree(tree, config, profile, store, executor, rules, progress)
 
 
 def scan(

@@ -15,6 +15,7 @@ from idxcheck.model.comments import FileComments
 from idxcheck.model.config import MAX_FILE_BYTES, Config
 from idxcheck.model.findings import FileError, ScanResult
 from idxcheck.model.outcome import Scanned
+from idxcheck.model.progress import Event, Progress, Step, emit
 from idxcheck.source.discover import Candidate, DiscoveryError, discover
 from idxcheck.source.pathmatch import path_matches, relative_posix
 
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
 # The engine, the rules and the profile (libcst, the interpreter) are imported by the functions
 # that use them: a warm scan answered by `stamps` never loads them.
 
-# progress(done, total): called as the scan advances, from the thread that called `scan`.
-Progress = Callable[[int, int], None]
+# Told of the scan's steps as it advances, from the thread that called `scan`: a plain
+# `progress(done, total)` or an `EventSink` (`model.progress`).
+__all__ = ["Progress", "discover_files", "read_file_comments", "scanned"]
 
 
 def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate], list[FileError]]:
@@ -97,17 +99,13 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         stamp_key = stamps.stamp_key(candidates, errors, config)
         stored = stamps.load(config, stamp_key)
         if stored is not None:
-            if progress is not None:
-                progress(1, 1)
-            return stored
+            return stored  # no file changed: answered before there is anything to show
     from idxcheck.parallel.workers import analysis_helper
 
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
     with analysis_helper(helped, (), config.cache_dir):
         result, tree = _read_and_scan(candidates, errors, config, progress)
-    if progress is not None:
-        progress(len(candidates) + 1, len(candidates) + 1)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
     texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
@@ -140,9 +138,8 @@ def _read_and_scan(
 
     profile = profile_for(config)
     tree = LoadedTree(errors=list(errors))
-    # Load file by file (the reading and prefilter of `source.tree.load_tree`) and count the
-    # analysis of the whole tree as the last step.
-    total = len(candidates) + 1
+    # Load file by file (the reading and prefilter of `source.tree.load_tree`), each counted.
+    total = len(candidates)
     prefilter = Prefilter(profile)
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
     known = load_located(config) if config.cache_dir is not None else None
@@ -164,10 +161,10 @@ def _read_and_scan(
         if later
         else None
     )
+    emit(progress, Event(Step.READING, tree.walked, total))
     for candidate in to_read:
         load_file(candidate, tree, prefilter, known, config.max_file_bytes)
-        if progress is not None:
-            progress(tree.walked, total)
+        emit(progress, Event(Step.READING, tree.walked, total))
     if read_later is not None:
         files, later_errors, marked, walked = read_later()
         for source in files:
@@ -176,10 +173,9 @@ def _read_and_scan(
         tree.errors.extend(later_errors)
         tree.marked.update(marked)
         tree.walked += walked
-    if progress is not None:
-        progress(len(candidates), total)
+    emit(progress, Event(Step.READING, total, total))
     if config.cache_dir is None:
-        return run_tree(tree, config, profile), tree
+        return run_tree(tree, config, profile, progress=progress), tree
     from idxcheck.parallel.workers import meanwhile
 
     # Written once the tree facts have made their readings of the files, while the helper
@@ -188,7 +184,7 @@ def _read_and_scan(
         lambda: _remember_rejected(read_paths, tree, config, rejected),
         lambda: store_located(config, tree.files, known or {}),
     ):
-        return run_tree(tree, config, profile), tree
+        return run_tree(tree, config, profile, progress=progress), tree
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the

@@ -80,6 +80,9 @@ class FilePart:
     # Obligations by verdict (`Stats` names): `obligations`, `proved`, `refuted`, ... (a plain
     # dict: the cache's reader builds no other mapping, `incremental.stored`).
     counts: dict[str, int] = field(default_factory=dict)
+    # The forward modes whose obligations were decided against the profile's default width
+    # (no runner of the mode among the scanned files), with that width's text.
+    defaults: set[tuple[str, str]] = field(default_factory=set)
 
     def count(self, name: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + 1
@@ -145,6 +148,7 @@ def check_facts(
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
             outcome = checker.decide(pairwise, kernel_aware=False)
             _count(part, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)
+            _note_outcome(part, pairwise, outcome, notes, checker.config)
             outcomes.append(outcome)
         groups = _groups(class_facts.bindings)
         for binding in [*class_facts.bindings, *class_facts.access_bindings()]:
@@ -185,27 +189,30 @@ def _groups(bindings: list[Binding]) -> dict[tuple[int, Role], list[Binding]]:
 
 
 def _count(part: FilePart, binding: Binding, code: str, mode: str, outcome: Outcome) -> None:
-    """A decided obligation: its site, its verdict among the part's outcomes, its count.
-    (A capture-replay comparison that is neither proved, refuted nor unreachable is in no
-    count but the obligations.)"""
+    """A decided obligation: its site, its verdict among the part's outcomes, its count: every
+    obligation is counted under its verdict, so that the verdicts add up to the obligations."""
     part.sites.add(binding.loc.span)
     part.count("obligations")
     part.outcomes.append(
         SiteNote(code, binding.loc.span, binding.function, mode, outcome.verdict, outcome.reason)
     )
-    counted = COUNTED[outcome.verdict]
-    if counted is not None and (outcome.obligation.rule.pairwise is False or counted in PAIRWISE):
-        part.count(counted)
+    part.count(COUNTED[outcome.verdict])
+    ob = outcome.obligation
+    if (
+        ob.runner.from_profile
+        and ob.other is None
+        and outcome.verdict in (Verdict.PROVED, Verdict.REFUTED, Verdict.UNKNOWN)
+    ):
+        part.defaults.add((ob.mode, ob.runner.text))
 
 
-COUNTED: dict[Verdict, str | None] = {
+COUNTED: dict[Verdict, str] = {
     Verdict.PROVED: "proved",
     Verdict.REFUTED: "refuted",
     Verdict.UNKNOWN: "unknown",
     Verdict.UNSUPPORTED: "unsupported",
     Verdict.UNREACHABLE: "unreachable",
 }
-PAIRWISE = frozenset({"proved", "refuted", "unreachable"})
 
 
 def _note_outcome(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,6 +112,8 @@ class Checker:
         self.mode_constraints: dict[str, list[TreeConstraint]] = {}
         self.launchers: dict[str, Launcher] = {}
         self.disk: VerdictStore | None = None
+        # Called as each obligation is decided: a progress line counts them.
+        self.on_decided: Callable[[], None] | None = None
 
     def kernel_severity(self, outcome: Outcome) -> KernelVerdict | None:
         """Kernel-aware severity of a refuted obligation whose rule sizes a kernel grid."""
@@ -431,6 +433,8 @@ class Checker:
             outcome = replace(outcome, reason="read from the runtime")
         if kernel_aware:
             outcome = replace(outcome, kernel=self.kernel_severity(outcome))
+        if self.on_decided is not None:
+            self.on_decided()
         return outcome
 
     def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:

@@ -25,6 +25,7 @@ class Merged:
     counts: Counter[str]
     parsed: int
     sites: int
+    defaults: set[tuple[str, str]]
 
 
 def merge_parts(parts: Iterable[FilePart]) -> Merged:
@@ -34,9 +35,11 @@ def merge_parts(parts: Iterable[FilePart]) -> Merged:
     counts: Counter[str] = Counter()
     errors: list[FileError] = []
     outcomes: list[SiteNote] = []
+    defaults: set[tuple[str, str]] = set()
     parsed = 0
     for part in parts:
         parsed += part.parsed
+        defaults |= part.defaults
         sites |= part.sites
         counts.update(part.counts)
         errors.extend(part.errors)
@@ -63,5 +66,12 @@ def merge_parts(parts: Iterable[FilePart]) -> Merged:
                     ),
                 )
     return Merged(
-        list(by_key.values()), list(notes.values()), outcomes, errors, counts, parsed, len(sites)
+        list(by_key.values()),
+        list(notes.values()),
+        outcomes,
+        errors,
+        counts,
+        parsed,
+        len(sites),
+        defaults,
     )

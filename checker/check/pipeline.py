@@ -23,7 +23,8 @@ from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
 from idxcheck.facts.tree import RunnerReading, runtime_model_from_tree
 from idxcheck.interp.state import ScanContext
 from idxcheck.model.config import Config
-from idxcheck.model.findings import FileError, ScanResult, Stats
+from idxcheck.model.findings import FileError, ProfileWidth, ScanResult, Stats
+from idxcheck.model.progress import Event, Progress, Step, emit
 from idxcheck.model.stable import digest, stable_digest
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
@@ -61,17 +62,19 @@ def scan_tree(
     store: Store | None,
     executor: Executor,
     rules: tuple[type[Rule], ...] = REGISTRY,
+    progress: Progress | None = None,
 ) -> ScanResult:
     """The scan of `tree`: its result from `store` when nothing it depends on changed, else
-    the tree facts, each file's analysis (run by `executor`) and their merge."""
+    the tree facts, each file's analysis (run by `executor`, which tells of its progress) and
+    their merge. `progress` is told when the tree facts are read."""
     if store is None:
-        return _scan_tree(tree, config, profile, None, executor, rules)
+        return _scan_tree(tree, config, profile, None, executor, rules, progress)
     try:
         key = store.tree_key(tree, config, profile)
         found = store.result(key)
         if found is not None:
             return found
-        result = _scan_tree(tree, config, profile, store, executor, rules)
+        result = _scan_tree(tree, config, profile, store, executor, rules, progress)
         store.put_result(key, result)
         store.prune()
         return result
@@ -182,7 +185,9 @@ def _scan_tree(
     store: Store | None,
     executor: Executor,
     rules: tuple[type[Rule], ...],
+    progress: Progress | None = None,
 ) -> ScanResult:
+    emit(progress, Event(Step.PARSING))
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
     facts_key, inputs = (
@@ -239,4 +244,13 @@ def _scan_tree(
         stats=stats,
         mode_model_source=modes.source,
         mode_order=profile.mode_members,
+        profile_widths=_profile_widths(merged.defaults, profile),
+    )
+
+
+def _profile_widths(defaults: set[tuple[str, str]], profile: Profile) -> tuple[ProfileWidth, ...]:
+    order = {mode: index for index, mode in enumerate(profile.mode_members)}
+    return tuple(
+        ProfileWidth(profile.name, mode, width)
+        for mode, width in sorted(defaults, key=lambda d: (order.get(d[0], len(order)), d))
     )

@@ -1,9 +1,10 @@
 """The command group, its error handling, and what the commands share: output formats, colour,
 progress bars, writing reports, the codes a run exits with.
 
-Exit codes: 0 clean, 1 findings or per-file errors (and, with --strict, UNKNOWN verdicts),
-2 usage or internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A
-traceback reaches the user only with --debug.
+Exit codes: 0 clean (unused suppressions are warnings; anything with --exit-zero), 1 findings
+or per-file errors (and, with --strict, UNKNOWN verdicts and unused suppressions), 2 usage or
+internal error (a bad configuration file included), 130 interrupted (Ctrl-C). A traceback
+reaches the user only with --debug.
 
 A closed pipe (`idxcheck rule IDX001 | head -2`) is not an error: the reader has what it wanted.
 Writing to it stops quietly; `scan` and `confirm` still write their report files and exit with
@@ -15,14 +16,17 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
 from idxcheck import __version__
 from idxcheck.app.command import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
+if TYPE_CHECKING:
+    from idxcheck.cli.progress import ProgressLine
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
@@ -30,6 +34,7 @@ __all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "main"]
 
 FORMAT_MODULES = {
     "text": "text",
+    "concise": "concise",
     "json": "json_format",
     "sarif": "sarif",
     "github": "github",
@@ -150,30 +155,24 @@ def _isatty(stream: IO[str]) -> bool:
 
 
 @contextmanager
-def progress_bar(label: str, minimum: int) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing on stderr when it is a terminal, None otherwise: piped and CI
-    output stays clean. The bar appears only once the total reaches `minimum`."""
-    if not _isatty(sys.stderr):
+def progress_bar(label: str, minimum: int, shown: bool = True) -> Iterator[ProgressLine | None]:
+    """A progress line on stderr when it is a terminal (and `shown`), None otherwise: piped
+    and CI output stays clean. It is drawn once a counted step reaches `minimum` items
+    (`cli.progress`), and erased as the block ends. `label`: the work, for the reader of the
+    code (the line names each step itself)."""
+    if not shown or not _isatty(sys.stderr):
         yield None
         return
-    state: dict[str, Any] = {"bar": None, "done": 0}
+    from idxcheck.cli.progress import ProgressLine
 
-    def update(done: int, total: int) -> None:
-        bar = state["bar"]
-        if bar is None:
-            if total < minimum:
-                return
-            bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True)
-            bar.__enter__()
-            state["bar"] = bar
-        bar.update(done - state["done"])
-        state["done"] = done
-
+    drawn = ProgressLine(sys.stderr, minimum)
     try:
-        yield update
+        yield drawn
     finally:
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
+        try:
+            drawn.close()
+        except OSError:
+            pass  # stderr closed meanwhile: nothing left to erase
 
 
 def write(path: str, text: str) -> None:

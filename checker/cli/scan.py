@@ -4,11 +4,14 @@ it renders written to standard output or files."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from idxcheck.cli.main import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
     FORMAT_MODULES,
     PROGRESS_MIN_FILES,
     echo,
@@ -16,6 +19,7 @@ from idxcheck.cli.main import (
     main,
     parse_formats,
     progress_bar,
+    tell,
     use_color,
     validate_codes,
     warn,
@@ -24,14 +28,15 @@ from idxcheck.cli.main import (
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--format",
+    "--output-format",
     "formats",
     multiple=True,
     metavar="FORMAT[=FILE]",
-    help="Report format, repeatable: text, json, sarif, github, markdown, junit, html. "
-    "FORMAT=FILE writes to FILE; at most one format goes to stdout.  [default: text]",
+    help="Report format, repeatable: text, concise, json, sarif, github, markdown, junit, "
+    "html. FORMAT=FILE writes to FILE; at most one format goes to stdout.  [default: text]",
 )
 @click.option(
     "-o",
@@ -78,9 +83,35 @@ from idxcheck.cli.main import (
     help="Solver resource limit per query (deterministic).",
 )
 @click.option(
-    "--strict/--no-strict", default=None, help="Also fail on UNKNOWN verdicts (solver gave up)."
+    "--strict/--no-strict",
+    default=None,
+    help="Also fail on UNKNOWN verdicts (solver gave up) and unused suppressions (IDX901).",
 )
 @click.option("--explain", is_flag=True, help="Show the chain behind each finding.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Text and concise reports: the findings and per-file errors only (no notes, no "
+    "summary); no progress bar.",
+)
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when there are findings or per-file errors (2 still means a usage or "
+    "internal error).",
+)
+@click.option(
+    "--show-unsupported",
+    is_flag=True,
+    help="Text and concise reports: list each UNSUPPORTED site with the reason.",
+)
+@click.option(
+    "--add-suppressions",
+    is_flag=True,
+    help="Write a `# idxcheck: ignore[CODE]` comment for each finding reported, instead of "
+    "the report.",
+)
 @click.option(
     "--statistics",
     is_flag=True,
@@ -164,6 +195,10 @@ def scan(
     rlimit: int | None,
     strict: bool | None,
     explain: bool,
+    quiet: bool,
+    exit_zero: bool,
+    show_unsupported: bool,
+    add_suppressions: bool,
     statistics: bool,
     color: str,
     baseline_path: str | None,
@@ -176,7 +211,7 @@ def scan(
     emit_test: str | None,
     device: str,
 ) -> None:
-    """Scan files and folders (never imports or runs them)."""
+    """Scan files and folders (never imports or runs them); the current folder without PATHS."""
     from idxcheck.app import api
     from idxcheck.app.command import RequestError, ScanRequest, prepare, report_of
     from idxcheck.app.config_file import Overrides
@@ -184,6 +219,14 @@ def scan(
     from idxcheck.app.policy import apply_policy
 
     outputs = parse_formats(formats, output)
+    if not paths:
+        if changed_only:
+            raise click.UsageError("--changed-only needs the changed files as PATHS")
+        paths = (".",)
+    if add_suppressions and (write_baseline_path or confirm):
+        raise click.UsageError(
+            "--add-suppressions goes with neither --write-baseline nor --confirm"
+        )
     validate_codes(select, "--select")
     validate_codes(ignore, "--ignore")
     if (kernel or emit_test or kernel_adapter) and not confirm:
@@ -212,25 +255,28 @@ def scan(
         raise click.UsageError(str(exc)) from None
     config = prepared.config
     try:
-        with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
+        with progress_bar("scanning", PROGRESS_MIN_FILES, shown=not quiet) as progress:
             unfiltered = api.scanned(prepared.scan_paths, config, progress=progress)
-        with progress_bar("confirming", 1) as progress:
+        with progress_bar("confirming", 1, shown=not quiet) as progress:
             outcome = apply_policy(unfiltered, config, prepared.options, progress)
     except prepared.usage_errors as exc:
         raise click.UsageError(str(exc)) from None
     except OutputError as exc:  # the baseline could not be written
         fail(str(exc))
-    if write_baseline_path:
+    if add_suppressions:
+        ctx.exit(_add_suppressions(outcome, quiet))
+    if write_baseline_path and not quiet:
         click.echo(
             f"idxcheck: wrote {len(outcome.baselined)} findings to {write_baseline_path}",
             err=True,
         )
-    report = report_of(outcome, config)
+    report = report_of(outcome, config, exit_zero)
+    options = TextOptions(explain, statistics, quiet, show_unsupported)
     for name, path in outputs:
-        colored = name == "text" and (
+        colored = name in TEXT_FORMATS and (
             use_color(color, sys.stdout) if path is None else color == "always"
         )
-        rendered = render(name, report, explain=explain, statistics=statistics, color=colored)
+        rendered = render(name, report, options, color=colored)
         if path is None:
             echo(rendered, colored)
         else:
@@ -238,13 +284,60 @@ def scan(
     ctx.exit(report.exit_code)
 
 
-def render(
-    name: str, report: Any, *, explain: bool = False, statistics: bool = False, color: bool = False
-) -> str:
+def _add_suppressions(outcome: Any, quiet: bool) -> int:
+    """Comments written for the reported findings, and what was done said on stderr (each
+    finding left unmarked, and the count unless `quiet`): exit 0, or 1 where a finding could
+    not be marked."""
+    from idxcheck.app.add_suppressions import add_suppressions
+    from idxcheck.report.escape import display
+    from idxcheck.rules.meta import META_RULES
+
+    meta = frozenset(rule.code for rule in META_RULES)
+    added = add_suppressions(outcome.result.findings, outcome.texts, meta)
+    for finding, why in added.skipped:
+        span = finding.span
+        warn(f"{display(span.path)}:{span.line}: {finding.code} not suppressed: {why}")
+    noun = "finding" if added.suppressed == 1 else "findings"
+    files = "file" if len(added.files) == 1 else "files"
+    if not quiet:
+        tell(
+            f"idxcheck: suppressed {added.suppressed} {noun} with comments in "
+            f"{len(added.files)} {files}"
+        )
+    return EXIT_FINDINGS if added.skipped else EXIT_CLEAN
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    """What the text-like reports are asked for beyond the report."""
+
+    explain: bool = False
+    statistics: bool = False
+    quiet: bool = False
+    show_unsupported: bool = False
+
+
+# The formats that `--color`, `--quiet` and `--show-unsupported` apply to.
+TEXT_FORMATS = frozenset({"text", "concise"})
+
+
+def render(name: str, report: Any, options: TextOptions | None = None, color: bool = False) -> str:
     import importlib
 
+    options = options or TextOptions()
     # Only the chosen format's module: the HTML and SARIF reporters load the rule catalogue.
     module = importlib.import_module(f"idxcheck.report.{FORMAT_MODULES[name]}")
     if name == "text":
-        return module.render(report, explain=explain, color=color, statistics=statistics)  # type: ignore[no-any-return]
+        return module.render(  # type: ignore[no-any-return]
+            report,
+            explain=options.explain,
+            color=color,
+            statistics=options.statistics,
+            quiet=options.quiet,
+            show_unsupported=options.show_unsupported,
+        )
+    if name == "concise":
+        return module.render(  # type: ignore[no-any-return]
+            report, color=color, quiet=options.quiet, show_unsupported=options.show_unsupported
+        )
     return module.render(report)  # type: ignore[no-any-return]

@@ -16,6 +16,14 @@ class Suppression:
     codes: tuple[str, ...]
     reason: str
     text: str  # the comment as written, for messages and fingerprints
+    # `# idxcheck: ignore-file[...]`: the findings of its codes anywhere in the file (of every
+    # code where it names none), not those of its line.
+    file_level: bool = False
+
+    def matches(self, code: str) -> bool:
+        """Whether a finding of `code` is one this comment names (a bare file-level comment
+        names every code; a bare line comment none)."""
+        return code in self.codes or (self.file_level and not self.codes)
 
     @property
     def span(self) -> Span:
@@ -28,6 +36,14 @@ class FileComments:
     suppressions: tuple[Suppression, ...]
     # physical line -> first line of the statement (logical line) it belongs to
     statement_start: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def line_level(self) -> tuple[Suppression, ...]:
+        return tuple(s for s in self.suppressions if not s.file_level)
+
+    @property
+    def file_level(self) -> tuple[Suppression, ...]:
+        return tuple(s for s in self.suppressions if s.file_level)
 
     def lines_for(self, line: int) -> tuple[int, ...]:
         start = self.statement_start.get(line, line)

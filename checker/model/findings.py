@@ -81,6 +81,16 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class ProfileWidth:
+    """A forward mode whose obligations were compared with the profile's default width, as
+    no runner of that mode was among the scanned files."""
+
+    profile: str
+    mode: str
+    width: str  # the default width, as the profile writes it
+
+
+@dataclass(frozen=True)
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     # Sites whose verdict is neither PROVED nor REFUTED (UNSUPPORTED, UNKNOWN), with reasons.
@@ -92,6 +102,8 @@ class ScanResult:
     mode_model_source: str = ""
     # The profile's forward modes in their order, for reports (set by the engine).
     mode_order: tuple[str, ...] = ()
+    # The modes compared with the profile's default width, in `mode_order`.
+    profile_widths: tuple[ProfileWidth, ...] = ()
 
 
 def fingerprint(*parts: str) -> str:

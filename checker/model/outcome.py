@@ -34,8 +34,9 @@ class Scan:
     """A scan with the reporting policy applied.
 
     `result.findings` are the findings to report (suppression meta findings included); what
-    the policy took out is `suppressed` (by a comment), `ignored` (by `per-file-ignores`) and
-    `baselined` (recorded in a baseline, or present at `--diff-base`)."""
+    the policy took out is `suppressed` (by a comment), `ignored` (by `per-file-ignores`),
+    `elsewhere` (touching no changed file, `--changed-only`) and `baselined` (recorded in a
+    baseline, or present at `--diff-base`)."""
 
     result: ScanResult
     suppressed: tuple[Suppressed, ...]
@@ -44,5 +45,6 @@ class Scan:
     baselined: tuple[Finding, ...] = ()
     baseline_used: bool = False
     stale_baseline: int = 0  # baseline entries no finding matched
+    elsewhere: tuple[Finding, ...] = ()
     # The text analysed of each file a finding is reported in (`Scanned.texts`).
     texts: Mapping[str, str] = field(default_factory=dict)

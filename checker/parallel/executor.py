@@ -10,6 +10,7 @@ from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.ports import Store
 from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.store import DiskStore
+from idxcheck.model.progress import Progress
 from idxcheck.parallel import workers
 from idxcheck.source.files import SourceFile
 
@@ -17,8 +18,9 @@ T = TypeVar("T")
 
 
 class WorkerExecutor:
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, progress: Progress | None = None) -> None:
         self.jobs = jobs
+        self.progress = progress  # told of the analysis as each file and obligation is done
 
     def analyse(
         self,
@@ -27,7 +29,7 @@ class WorkerExecutor:
         store: Store | None,
         loaded: Sequence[SourceFile],
     ) -> list[FilePart]:
-        return workers.analyse_parts(sources, facts, _cache(store), loaded)
+        return workers.analyse_parts(sources, facts, _cache(store), loaded, self.progress)
 
     def in_background(self, compute: Callable[[], T], store: Store | None) -> Callable[[], T]:
         return workers.in_background(compute, self.jobs, _cache(store))

@@ -25,17 +25,21 @@ import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.checker import Checker
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.parts import analysed_part, stored_part
 from idxcheck.model.config import MAX_FILE_BYTES
+from idxcheck.model.progress import Event, Progress, Step, emit
 from idxcheck.source.files import Block, SourceError, SourceFile, parse_ahead, texts_left_out
 from idxcheck.source.index import ClassIndex
 from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
 from idxcheck.sym.node import keep_interned_nodes
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import IMapIterator
 
 # A worker costs a fork and the pickling of its parts: worth it past this many characters of
 # candidate source, counting the base classes in other files that a file's classes inherit: a
@@ -88,6 +92,8 @@ _CACHE_DIR: str | None = None
 _CHECKER: Checker | None = None
 _BACKGROUND: Callable[[], object] | None = None
 _HELPER: _Helper | None = None
+# The writing end of the pipe the workers tell their progress by (`_Ticks`), if any.
+_TICKS: int | None = None
 
 
 def jobs_for(
@@ -123,14 +129,57 @@ def _work_size(sources: Sequence[SourceFile], classes: ClassIndex | None) -> int
     return size
 
 
+class Tracker:
+    """The analysis's progress, told to `progress` (`model.progress`): the files done of
+    those to analyse, the classes they hold that may hold a site (but dataclasses, which are
+    read, not analysed), the obligations decided."""
+
+    def __init__(
+        self, progress: Progress | None, sources: Sequence[SourceFile], facts: TreeFacts
+    ) -> None:
+        self.progress = progress
+        self.total = len(sources)
+        self.classes = (
+            sum(
+                1
+                for source in sources
+                for block in facts.hits.blocks_that_may_hit(source)
+                if block.kind == "class" and not facts.dataclasses.is_dataclass_block(source, block)
+            )
+            if progress is not None
+            else 0
+        )
+        self.done = 0
+        self.solved = 0
+
+    def tell(self) -> None:
+        emit(
+            self.progress,
+            Event(Step.ANALYSING, self.done, self.total, self.classes, self.solved),
+        )
+
+    def files_done(self, count: int = 1) -> None:
+        self.done += count
+        self.tell()
+
+    def decided(self, count: int = 1) -> None:
+        self.solved += count
+        self.tell()
+
+
 def analyse_parts(
     sources: Sequence[SourceFile],
     facts: TreeFacts,
     cache: Cache | None,
     loaded: Sequence[SourceFile] = (),
+    progress: Progress | None = None,
 ) -> list[FilePart]:
     """Each source's part, from the cache or analysed. The trees parsed so far in `loaded`
-    (the tree facts') are dropped first, but for the classes that workers share."""
+    (the tree facts') are dropped first, but for the classes that workers share. `progress`
+    is told as each file is done and each obligation decided (from workers too, `_analyse`;
+    a helper tells nothing until it has the parts)."""
+    tracker = Tracker(progress, sources, facts)
+    tracker.tell()
     # The parts the cache holds are read here: workers are for the files to analyse (after
     # an edit, a whole-tree scan would otherwise fork a worker per file to read its part).
     parts: dict[int, FilePart] = {}
@@ -138,14 +187,20 @@ def analyse_parts(
         found = stored_part(source, facts, cache)
         if found is not None:
             parts[index] = found
+    if parts:
+        tracker.files_done(len(parts))
     todo = [i for i in range(len(sources)) if i not in parts]
     if todo and _HELPER is not None and not is_loaded("libcst"):
         hint_helper([sources[i] for i in todo], facts)
         handed = _HELPER.analyse(sources, facts, todo, cache)
         if handed is not None:
             parts.update(handed)
+            tracker.files_done(len(handed))
             return [parts[i] for i in range(len(sources))]
-    parts.update(_analyse(sources, facts, cache, todo, loaded))
+    parts.update(_analyse(sources, facts, cache, todo, loaded, tracker))
+    if tracker.done != tracker.total:  # a worker's tick dropped: the count ends right
+        tracker.done = tracker.total
+        tracker.tell()
     return [parts[i] for i in range(len(sources))]
 
 
@@ -155,8 +210,10 @@ def _analyse(
     cache: Cache | None,
     todo: Sequence[int],
     loaded: Sequence[SourceFile] = (),
+    tracker: Tracker | None = None,
 ) -> dict[int, FilePart]:
-    """The parts of `todo`'s sources, analysed here or in workers forked from here."""
+    """The parts of `todo`'s sources, analysed here or in workers forked from here; `tracker`
+    told as each file is done and each obligation decided (by workers, through a pipe)."""
     parts: dict[int, FilePart] = {}
     jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
     tasks: list[tuple[int, ...]] = []
@@ -172,14 +229,20 @@ def _analyse(
         source.forget_parses()
     if jobs <= 1:
         checker = facts.checker(cache)
+        if tracker is not None and tracker.progress is not None:
+            checker.on_decided = tracker.decided
         for index in todo:
             parts[index] = analysed_part(sources[index], facts, checker)
+            if tracker is not None:
+                tracker.files_done()
         return parts
     if cache is not None:
         cache.close()  # a connection must not cross a fork; it reopens on next use
-    global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER
+    global _SOURCES, _FACTS, _CACHE_DIR, _CHECKER, _TICKS
     _SOURCES, _FACTS, _CHECKER = sources, facts, None
     _CACHE_DIR = str(cache.directory) if cache is not None else None
+    ticks = _Ticks() if tracker is not None and tracker.progress is not None else None
+    _TICKS = ticks.write_end if ticks is not None else None
     try:
         import multiprocessing
 
@@ -201,14 +264,94 @@ def _analyse(
             # parsed here, not yet kept, parses it again if it needs it.
             _share_parses(shared)
             gc.freeze()
-            for done in results:
-                parts.update(done)
+            if ticks is None or tracker is None:
+                for done in results:
+                    parts.update(done)
+            else:
+                _collect(results, parts, ticks, tracker)
             pool.close()
             pool.join()
     finally:
         gc.unfreeze()
-        _SOURCES, _FACTS, _CACHE_DIR = (), None, None
+        _SOURCES, _FACTS, _CACHE_DIR, _TICKS = (), None, None, None
+        if ticks is not None:
+            if tracker is not None:
+                ticks.tell(tracker)  # what the last workers wrote before they exited
+            ticks.close()
     return parts
+
+
+# How often the parent looks at the workers' ticks while it waits for their parts (seconds).
+TICK_INTERVAL = 0.1
+
+
+def _collect(
+    results: IMapIterator[list[tuple[int, FilePart]]],
+    parts: dict[int, FilePart],
+    ticks: _Ticks,
+    tracker: Tracker,
+) -> None:
+    """The workers' parts into `parts`, the tracker told of their ticks meanwhile."""
+    import multiprocessing
+
+    while True:
+        try:
+            done = results.next(TICK_INTERVAL)
+        except multiprocessing.TimeoutError:
+            ticks.tell(tracker)
+            continue
+        except StopIteration:
+            return
+        parts.update(done)
+        ticks.tell(tracker)
+
+
+class _Ticks:
+    """A pipe by which workers tell the parent of their progress, a byte at a time (a write
+    of one byte is whole): `FILE` for each file analysed, `DECIDED` for each obligation. Its
+    writing end does not block: a tick that does not fit is dropped, never waited on."""
+
+    FILE = b"f"
+    DECIDED = b"o"
+
+    def __init__(self) -> None:
+        self.read_end, self.write_end = os.pipe()
+        os.set_blocking(self.read_end, False)
+        os.set_blocking(self.write_end, False)
+
+    def tell(self, tracker: Tracker) -> None:
+        files = decided = 0
+        while True:
+            try:
+                data = os.read(self.read_end, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            files += data.count(self.FILE)
+            decided += data.count(self.DECIDED)
+        if decided:
+            tracker.solved += decided
+        if files or decided:
+            tracker.files_done(files)
+
+    def close(self) -> None:
+        os.close(self.write_end)
+        os.close(self.read_end)
+
+
+def _tick(byte: bytes) -> None:
+    """A worker's tick to the parent (`_Ticks`), where it listens."""
+    if _TICKS is None:
+        return
+    try:
+        os.write(_TICKS, byte)
+    except OSError:  # full (the parent is busy) or closed: a progress line misses a tick
+        pass
+
+
+def _tick_decided() -> None:
+    _tick(_Ticks.DECIDED)
 
 
 def _shared_classes(
@@ -319,8 +462,14 @@ def _work(task: tuple[int, ...]) -> list[tuple[int, FilePart]]:
         keep_interned_nodes()  # this worker analyses TASKS_PER_WORKER (one) task, then exits
         cache = Cache(Path(_CACHE_DIR), solver_version()) if _CACHE_DIR is not None else None
         _CHECKER = _FACTS.checker(cache)
+        if _TICKS is not None:
+            _CHECKER.on_decided = _tick_decided
     try:
-        return [(index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)) for index in task]
+        done = []
+        for index in task:
+            done.append((index, analysed_part(_SOURCES[index], _FACTS, _CHECKER)))
+            _tick(_Ticks.FILE)
+        return done
     except KeyboardInterrupt:  # raised by an interrupted check, before the handler ran
         os._exit(128 + signal.SIGINT)
 

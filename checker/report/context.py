@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from idxcheck.model.comments import Suppression
 
 EXIT_DESCRIPTIONS = {
-    0: "clean: no findings",
-    1: "findings, per-file errors, or (with --strict) UNKNOWN verdicts",
+    0: "clean: no findings but warnings about unused suppressions (or --exit-zero)",
+    1: "findings, per-file errors, or (with --strict) UNKNOWN verdicts and unused suppressions",
     2: "usage or internal error",
 }
 
@@ -66,6 +66,8 @@ class Report:
     suppressed: tuple[tuple[Finding, Suppression], ...] = ()
     baselined: tuple[Finding, ...] = ()
     ignored: tuple[Finding, ...] = ()  # by per-file-ignores
+    # By `--changed-only`: findings that touch none of the changed files.
+    elsewhere: tuple[Finding, ...] = ()
     exit_code: int = 0
     strict: bool = False
     baseline_used: bool = False  # a baseline or diff base decided which findings are new
@@ -107,4 +109,24 @@ def summary_counts(report: Report) -> Sequence[tuple[str, int]]:
         ("refuted", stats.refuted),
         ("unknown", stats.unknown),
         ("unsupported", stats.unsupported),
+        ("unreachable", stats.unreachable),
     )
+
+
+def finding_origins(report: Report) -> tuple[int, int]:
+    """(findings the refuted obligations make, findings about suppression comments), before
+    the reporting policy took any out: one finding gathers the refuted obligations of one
+    place to fix (its forward modes, runners and files), so that the first is at most the
+    refuted count, and the reported findings are both less what the policy took out."""
+    from idxcheck.rules.meta import META_RULES
+
+    meta = frozenset(rule.code for rule in META_RULES)
+    every = [
+        *report.findings,
+        *(finding for finding, _ in report.suppressed),
+        *report.baselined,
+        *report.ignored,
+        *report.elsewhere,
+    ]
+    about_comments = sum(1 for finding in every if finding.code in meta)
+    return len(every) - about_comments, about_comments

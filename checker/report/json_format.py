@@ -88,6 +88,12 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
             "seconds": stats.seconds,
         },
         "mode_model": result.mode_model_source,
+        # The forward modes compared with the profile's default width, for want of their
+        # runner among the scanned files (the text report's notes).
+        "profile_defaults": [
+            {"profile": use.profile, "mode": use.mode, "width": use.width}
+            for use in result.profile_widths
+        ],
         # Added with the reporting policy (suppressions, baselines); absent keys read as empty.
         "suppressed": [
             {

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 
 from idxcheck.model.findings import Finding, ScanResult
-from idxcheck.report.context import Report, SourceCache, as_report, plural
+from idxcheck.model.verdicts import Verdict
+from idxcheck.report.context import Report, SourceCache, as_report, finding_origins, plural
 from idxcheck.report.escape import display, line_start
 from idxcheck.report.frames import frame
 
@@ -140,9 +141,12 @@ def render(
     color: bool = False,
     statistics: bool = False,
     frames: bool = True,
+    quiet: bool = False,
+    show_unsupported: bool = False,
 ) -> str:
+    """The report. `quiet`: the findings (and per-file errors) only, without the notes and
+    the summary; `show_unsupported`: each UNSUPPORTED site with its reason, after them."""
     report = as_report(result)
-    strict = strict or report.strict
     style = Style(color)
     sources = report.sources if frames else None
     out: list[str] = []
@@ -152,7 +156,25 @@ def render(
         out.extend(
             render_finding(f, explain, sources=sources, style=style) for f in report.findings
         )
-    if strict:
+    out.extend(
+        tail_lines(report, style, strict=strict, quiet=quiet, show_unsupported=show_unsupported)
+    )
+    return "".join(line + "\n" for line in out)
+
+
+def tail_lines(
+    report: Report,
+    style: Style,
+    *,
+    strict: bool = False,
+    quiet: bool = False,
+    show_unsupported: bool = False,
+) -> list[str]:
+    """What follows the findings in the text reports: UNKNOWN sites under --strict, per-file
+    errors, the UNSUPPORTED sites when asked, the notes and the summary (the last two not
+    when `quiet`)."""
+    out: list[str] = []
+    if strict or report.strict:
         for path, line, column, code, mode, reason in report.unknown_notes():
             out.append(
                 f"{line_start(f'{path}:{line}:{column + 1}:')} {code} UNKNOWN in {display(mode)}: "
@@ -163,13 +185,75 @@ def render(
             f"{line_start(error.path + ':')} {style.severity('error', 'error')}: "
             f"{display(error.message)}"
         )
+    if show_unsupported:
+        out.extend(unsupported_lines(report, style))
+    if not quiet:
+        out.extend(style.dim(line) for line in note_lines(report))
+        out.append(summary_line(report, style))
+    return out
+
+
+def unsupported_lines(report: Report, style: Style) -> list[str]:
+    """Each UNSUPPORTED site once per rule and reason, with the forward modes it is in."""
+    modes: dict[tuple[str, int, int, str, str], list[str]] = {}
+    for note in report.result.notes:
+        if note.verdict != Verdict.UNSUPPORTED:
+            continue
+        key = (note.span.path, note.span.line, note.span.column, note.code, note.reason)
+        found = modes.setdefault(key, [])
+        if note.mode not in found:
+            found.append(note.mode)
+    order = {mode: index for index, mode in enumerate(report.mode_order)}
+    out = []
+    for (path, line, column, code, reason), found in sorted(modes.items()):
+        found.sort(key=lambda m: (order.get(m, len(order)), m))
+        where = f" in {display(', '.join(found))}" if any(found) else ""
+        out.append(
+            f"{style.bold(line_start(f'{path}:{line}:{column + 1}:'))} {code} "
+            f"{style.bold('unsupported')}{where}: {display(reason)}"
+        )
+    return out
+
+
+def note_lines(report: Report) -> list[str]:
+    """What a reader must know to read the scan's verdicts right, once a scan: each mode
+    compared with the profile's default width, for want of its runner among the scanned
+    files (scanning one backend alone, its obligations rest on the profile's assumption)."""
+    widths: dict[tuple[str, str], list[str]] = {}
+    for use in report.result.profile_widths:
+        widths.setdefault((use.profile, use.mode), []).append(f"`{display(use.width)}`")
+    return [
+        f"note: no runner for {display(mode)} among the scanned files: compared with the "
+        f"{display(profile)} profile's default {'width' if len(found) == 1 else 'widths'} "
+        f"{', '.join(found)} (scan the tree that holds its runner to use the runner's own)"
+        for (profile, mode), found in widths.items()
+    ]
+
+
+def summary_line(report: Report, style: Style | None = None) -> str:
+    """One line that adds up: the obligations by verdict (they sum to the obligations), the
+    findings the refuted ones make, and what the reporting policy took out of those and added
+    (findings about comments), which leaves the findings reported."""
+    from idxcheck.rules.meta import advisory_codes
+
+    style = style or Style(False)
     stats = report.result.stats
     count = len(report.findings)
+    from_refuted, about_comments = finding_origins(report)
+    advisory = 0 if report.strict else sum(f.code in advisory_codes() for f in report.findings)
+    refuted = f"{stats.refuted} refuted"
+    if stats.refuted or from_refuted:
+        refuted += f" in {plural(from_refuted, 'finding')}"
     extra = [
-        plural(len(report.result.errors), "error") if report.result.errors else "",
         f"{len(report.suppressed)} suppressed" if report.suppressed else "",
         f"{len(report.baselined)} baselined" if report.baselined else "",
         f"{len(report.ignored)} ignored by per-file-ignores" if report.ignored else "",
+        f"{len(report.elsewhere)} outside the changed files" if report.elsewhere else "",
+        f"{plural(about_comments, 'finding')} about suppression comments"
+        + (f" ({advisory} not failing the run)" if advisory else "")
+        if about_comments
+        else "",
+        plural(len(report.result.errors), "error") if report.result.errors else "",
         f"{report.stale_baseline} baseline entries matched nothing"
         if report.stale_baseline
         else "",
@@ -177,13 +261,15 @@ def render(
     headline = f"Found {plural(count, 'finding')}" if count else "No findings"
     if report.baseline_used and count:
         headline = f"Found {plural(count, 'new finding')}"
+    shown = [e for e in extra if e]
     summary = (
         f"{headline}"
-        f" ({stats.files} files, {stats.parsed} parsed, {stats.sites} sites, "
-        f"{stats.obligations} obligations: {stats.proved} proved, {stats.refuted} refuted, "
-        f"{stats.unknown} unknown, {stats.unsupported} unsupported"
-        f"{''.join(', ' + e for e in extra if e)}) "
+        f" ({plural(stats.files, 'file')}, {stats.parsed} parsed, {plural(stats.sites, 'site')}; "
+        f"{plural(stats.obligations, 'obligation')}: {stats.proved} proved, {refuted}, "
+        f"{stats.unknown} unknown, {stats.unsupported} unsupported, "
+        f"{stats.unreachable} unreachable"
+        f"{'; ' + ', '.join(shown) if shown else ''}) "
         f"in {stats.seconds:.2f}s"
     )
-    out.append(style.severity("error", summary) if count else style.good(summary))
-    return "\n".join(out) + "\n"
+    failing = count > advisory or report.result.errors
+    return style.severity("error", summary) if failing else style.good(summary)

@@ -6,6 +6,12 @@ where the statement begins). A code is required: a bare `# idxcheck: ignore` wou
 that do not exist yet, so it suppresses nothing and is itself reported (IDX900), and a comment
 that no longer suppresses anything is reported too (IDX901), so stale comments do not pile up.
 
+A file-level comment, `# idxcheck: ignore-file[IDX001]` on a line of its own or after code
+anywhere in the file, suppresses every finding of the codes it names in that file; a bare
+`# idxcheck: ignore-file` every finding in the file (the file opted out, as by `exclude`,
+but still scanned for the tree facts it holds). It is reported as unused (IDX901) when it
+suppresses nothing.
+
 Comments are read from the file text with the tokenizer (so `#` inside strings is not a comment),
 only in files that contain the marker: no file is parsed again."""
 
@@ -22,7 +28,8 @@ MARKER = "idxcheck:"
 
 
 _COMMENT = re.compile(
-    r"idxcheck:\s*ignore(?![\w-])(?:\[(?P<codes>[^\]]*)\])?(?P<reason>[^#]*)", re.IGNORECASE
+    r"idxcheck:\s*ignore(?P<file>-file)?(?![\w-])(?:\[(?P<codes>[^\]]*)\])?(?P<reason>[^#]*)",
+    re.IGNORECASE,
 )
 
 
@@ -73,6 +80,7 @@ def _parse_comment(path: str, comment: str, line: int, column: int) -> list[Supp
                 codes=codes,
                 reason=match.group("reason").strip(),
                 text=match.group(0).strip(),
+                file_level=match.group("file") is not None,
             )
         )
     return out

@@ -87,6 +87,19 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
+def display_name(path: str) -> str:
+    """How a path given to the scan is reported: an absolute path below the working folder
+    relative to it (as ruff shows it), any other as given. Only the name shown changes: the
+    file is read by the path given."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except (OSError, ValueError):  # no working folder (deleted), another drive
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
 def discover(
     paths: Sequence[str],
     exclude: Sequence[str] = (),
@@ -95,16 +108,18 @@ def discover(
     link_roots: Sequence[str] = (),
 ) -> Iterator[Candidate | DiscoveryError]:
     """The files under `paths`. `shown_as`: the name to display each path by (the files of a
-    git ref exported elsewhere, named as the work tree's), else the path itself.
+    git ref exported elsewhere, named as the work tree's), else the path itself; either
+    relative to the working folder where it lies below it (`display_name`). Errors name the
+    displayed paths too.
     `follow_links`: follow symbolic links that lead out of `paths` too; `link_roots`: folders
     besides `paths` that links may lead into."""
     seen: set[tuple[int, int]] = set()
     visited_dirs: set[tuple[int, int]] = set()  # shared by the roots: no folder walked twice
     roots = None if follow_links else _real_roots([*paths, *link_roots])
     for index, root in enumerate(paths):
-        shown = shown_as[index] if shown_as is not None else root
+        shown = display_name(shown_as[index] if shown_as is not None else root)
         if not os.path.lexists(root):
-            yield DiscoveryError(root, "no such file or directory")
+            yield DiscoveryError(shown, "no such file or directory")
             continue
         if os.path.isdir(root):
             yield from _walk(root, exclude, seen, visited_dirs, shown, roots)
@@ -116,7 +131,7 @@ def discover(
                 yield Candidate(root, os.path.normpath(shown), _stamp(info))
         else:
             yield DiscoveryError(
-                root, "not a regular file or directory (broken link or special file)"
+                shown, "not a regular file or directory (broken link or special file)"
             )
 
 
@@ -182,7 +197,7 @@ def _walk(
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
-            yield DiscoveryError(folder, f"cannot read directory: {exc.strerror}")
+            yield DiscoveryError(shown or ".", f"cannot read directory: {exc.strerror}")
             continue
         subfolders: list[tuple[str, os.stat_result | None, str]] = []
         for entry in entries:
@@ -200,7 +215,7 @@ def _walk(
                     if roots is not None and entry.is_symlink():
                         target = _outside(entry.path, roots)
                         if target is not None:
-                            yield _link_error(entry.path, target)
+                            yield _link_error(os.path.join(shown, name), target)
                             continue
                     subfolders.append((entry.path, _stat(entry.path), os.path.join(shown, name)))
                 continue
@@ -212,21 +227,23 @@ def _walk(
             if roots is not None and entry.is_symlink():
                 target = _outside(full, roots)
                 if target is not None:
-                    yield _link_error(full, target)
+                    yield _link_error(os.path.join(shown, name), target)
                     continue
             try:
                 file_info: os.stat_result | None = entry.stat()
             except (OSError, ValueError):
                 file_info = None
             if file_info is None:
-                yield DiscoveryError(full, "broken symbolic link or a link loop")
+                yield DiscoveryError(
+                    os.path.join(shown, name), "broken symbolic link or a link loop"
+                )
                 continue
             file_identity = (file_info.st_dev, file_info.st_ino)
             if file_identity in seen:
                 continue
             seen.add(file_identity)
             if not stat.S_ISREG(file_info.st_mode):
-                yield DiscoveryError(full, "not a regular file")
+                yield DiscoveryError(os.path.join(shown, name), "not a regular file")
                 continue
             yield Candidate(full, os.path.join(shown, name), _stamp(file_info))
         stack.extend(reversed(subfolders))
