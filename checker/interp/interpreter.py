@@ -181,10 +181,12 @@ class ClassInterpreter:
         return self._run_frame(frame, args, pc)
 
     def run_collecting(self, fn: FunctionSource, attrs: dict[str, Value]) -> None:
-        """Run `fn` (`__init__`) and store the `self` attributes it leaves into `attrs`."""
+        """Run `fn` (`__init__`) and store the `self` attributes it leaves into `attrs`; what
+        `attrs` holds already (class-level constants) is the value where `fn` assigns none."""
         frame = Frame(fn, (fn.qualname,), 0)
-        self._run_frame(frame, self.entry_args(fn), TRUE)
-        for key, value in merged_self_part(frame.exits, {}).items():
+        before = {SELF_PREFIX + k: v for k, v in attrs.items()}
+        self._run_frame(frame, {**before, **self.entry_args(fn)}, TRUE)
+        for key, value in merged_self_part(frame.exits, before).items():
             if isinstance(value, IntV):
                 value = IntV(strip(value.term))
             attrs[key[len(SELF_PREFIX) :]] = value
