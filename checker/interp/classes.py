@@ -23,7 +23,7 @@ from idxcheck.interp.values import (
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import BoolConst, Const
+from idxcheck.sym.terms import BoolConst, Const, Term, strip
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -42,6 +42,9 @@ class ClassFacts:
     entries: list[str] = field(default_factory=list)
     bases: tuple[str, ...] = ()
     accesses: list[BufferAccess] = field(default_factory=list)
+    # The integer attributes `__init__` leaves (`self.num_draft_tokens`), by name: what a fix
+    # may write the runtime's width as.
+    int_attrs: dict[str, Term] = field(default_factory=dict)
 
     def access_bindings(self) -> list[Binding]:
         """Each buffer access as a binding of the buffer role: the end of the slice, which
@@ -114,12 +117,12 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
             continue
         for stmt in line.body:
             if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
-                target, value = stmt.targets[0].target, stmt.value
+                target, expression = stmt.targets[0].target, stmt.value
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
-                target, value = stmt.target, stmt.value
+                target, expression = stmt.target, stmt.value
             else:
                 continue
-            literal = _literal(value)
+            literal = _literal(expression)
             if isinstance(target, cst.Name) and literal is not None:
                 found[target.value] = literal
     return found
@@ -201,6 +204,9 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         runner.run(fn, runner.entry_args(fn))
     facts.bindings = runner.bindings
     facts.accesses = runner.accesses
+    facts.int_attrs = {
+        name: strip(value.term) for name, value in attrs.items() if isinstance(value, IntV)
+    }
     facts.errors.extend(runner.errors)
     return facts
 

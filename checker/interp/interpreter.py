@@ -656,8 +656,27 @@ class ClassInterpreter:
                 group=group,
                 source_length=source_length,
                 declared_by=declared_by,
+                scope=(frame.fn.def_line, frame.fn.end_line),
+                mode_expr=self._mode_expr(state),
             )
         )
+
+    def _mode_expr(self, state: State) -> str:
+        """A local that holds the forward mode, or the mode attribute of a local forward
+        batch ("" where neither is in scope)."""
+        for name, value in state.env.items():
+            if isinstance(value, CurrentModeV) and name.isidentifier():
+                return name
+        attr = next((a for a, k in self.profile.forward_batch_attrs.items() if k == "mode"), "")
+        for name, value in state.env.items():
+            if (
+                attr
+                and isinstance(value, RuntimeV)
+                and value.path == "forward_batch"
+                and name.isidentifier()
+            ):
+                return f"{name}.{attr}"
+        return ""
 
     # -- expressions -----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from collections import Counter
 
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, SourceCache, as_report, plural
+from idxcheck.report.detail import fix_line, launch_lines
 from idxcheck.report.escape import display, line_start
 from idxcheck.report.frames import frame
 
@@ -84,6 +85,9 @@ def render_finding(
         if details:
             cex += f" ({'; '.join(details)})"
         lines.append(cex)
+    lines.extend(f"  {display(line)}" for line in launch_lines(finding))
+    if finding.fix is not None:
+        lines.append(f"  {display(fix_line(finding))}")
     if sources is not None:
         lines.extend(render_frame(finding, sources, style))
     for related in finding.related:
