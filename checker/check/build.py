@@ -71,10 +71,19 @@ class FindingBuilder:
         self.shown = {symbol: "{" + short + "}" for symbol, short in profile.display.items()}
         self.modes = modes
         # Backend class -> the names it is registered under (`--attention-backend NAME`).
+        # First the name the class is called by, then a name that builds it alone.
         self.backends: dict[str, list[str]] = {}
         for name, classes in sorted((registry or {}).items()):
             for cls in classes:
                 self.backends.setdefault(cls, []).append(name)
+        for cls, names in self.backends.items():
+            names.sort(
+                key=lambda n: (
+                    n.lower().replace("_", "") not in cls.lower(),
+                    len((registry or {})[n]) > 1,
+                    n,
+                )
+            )
 
     def build(
         self,

@@ -21,7 +21,8 @@ def launch_of(
     arch: str = "",
 ) -> Launch | None:
     """The launch configuration of `counterexample` in `mode` for the backend class
-    `class_name`, registered under `backends` (None: the profile says nothing of launches)."""
+    `class_name`, registered under `backends`, the likeliest first (None: the profile says
+    nothing of launches)."""
     if not spec.command:
         return None
     env: list[str] = []
@@ -49,8 +50,6 @@ def launch_of(
                 f"{UNKNOWN_BACKEND}: the attention backend that builds `{class_name}` (no "
                 "registered name for it in the scanned files)"
             )
-        elif len(backends) > 1:
-            runtime.append(f"or any of the backends {', '.join(backends[1:])} (same class)")
     for setting in spec.modes.get(mode, ()):
         add(setting, "")
     settings: list[tuple[str, int, tuple[str, ...]]] = []
@@ -65,7 +64,7 @@ def launch_of(
             continue
         for setting in given:
             add(setting, str(value))
-        settings.append((symbol, value, given))
+        settings.append((symbol, value, tuple(s.replace("{}", str(value)) for s in given)))
     if arch:
         for setting in spec.settings.get("arch", ()):
             add(setting, arch)

@@ -37,7 +37,7 @@ class Launch:
     command: str
     model: tuple[str, ...] = ()
     runtime: tuple[str, ...] = ()
-    # (symbol, its value, the settings that give it), in the counterexample's order.
+    # (symbol, its value, the settings that give it, filled in), in the counterexample's order.
     settings: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
     unknown: tuple[str, ...] = ()
 
