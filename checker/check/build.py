@@ -55,6 +55,9 @@ class _Parts:
     explain: tuple[str, ...]
     replay: ReplayBlock
     own_symbols: frozenset[str]
+    # Whether `primary` is where the site's value was written (a place on its provenance
+    # chain), not the layout or binding it falls back to.
+    tagged: bool = False
 
 
 class FindingBuilder:
@@ -165,7 +168,14 @@ class FindingBuilder:
         function also runs in other modes. None where no attribute holds it, the expression
         is not in the binding's function (an attribute written in `__init__`), or no mode
         test can be written there."""
-        if not parts.site_text or not attrs or "." not in ob.binding.function:
+        if (
+            not ob.rule.fixable
+            or not parts.tagged
+            or ob.other is not None
+            or ob.runner is ANY_RUNNER
+            or not attrs
+            or "." not in ob.binding.function
+        ):
             return None
         span = parts.primary.span
         start, end = ob.binding.scope
@@ -271,6 +281,7 @@ class FindingBuilder:
             self._explain(outcome, site_text, width_text),
             replay,
             own_symbols,
+            bool(chosen),
         )
 
     def _text(self, counterexample: dict[str, int]) -> str:
