@@ -118,6 +118,24 @@ def _finding(index: int, finding: Finding, report: Report) -> str:
         rows.append(("needs", f"<code>{escape(finding.needs_text)}</code>"))
     for text, value in finding.conditions:
         rows.append(("with", f"<code>{escape(text)}</code> {'true' if value else 'false'}"))
+    if finding.launch is not None:
+        needs = [f"MODEL is {m}" for m in finding.launch.model] + list(finding.launch.runtime)
+        rows.append(
+            (
+                "launch",
+                f"<code>{escape(finding.launch.command)}</code>"
+                + (f"<br>{escape('; '.join(needs))}" if needs else ""),
+            )
+        )
+    if finding.fix is not None:
+        rows.append(
+            (
+                "fix",
+                f"replace <code>{escape(finding.fix.original)}</code> with "
+                f"<code>{escape(finding.fix.replacement)}</code> "
+                f"({escape(finding.fix.description)})",
+            )
+        )
     if finding.related:
         items = "".join(
             "<li>"

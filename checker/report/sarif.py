@@ -34,6 +34,7 @@ from idxcheck import __version__
 from idxcheck.model.findings import Finding, Related, ScanResult
 from idxcheck.model.spans import Span
 from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
+from idxcheck.report.detail import launch_dict
 from idxcheck.report.escape import unicode_safe, uri
 from idxcheck.rules.catalog import RuleInfo, catalogue
 
@@ -165,6 +166,8 @@ def _message(finding: Finding) -> str:
         text += f"\ncounterexample: {finding.counterexample_text}"
     if finding.needs_text:
         text += f" (needs {finding.needs_text})"
+    if finding.launch is not None:
+        text += f"\nlaunch: {finding.launch.command}"
     confirmation = finding.confirmation
     if confirmation:
         text += f"\nconfirmation: {confirmation.get('status')}: {confirmation.get('reason', '')}"
@@ -213,9 +216,34 @@ def _properties(finding: Finding) -> dict[str, Any]:
         props["explain"] = list(finding.explain)
     if finding.replay is not None:
         props["replay"] = finding.replay.to_dict()
+    if finding.launch is not None:
+        props["launch"] = launch_dict(finding.launch)
     if finding.confirmation is not None:
         props["confirmation"] = finding.confirmation
     return props
+
+
+def _fixes(finding: Finding) -> list[dict[str, Any]]:
+    """The finding's fix as a SARIF fix: one replacement of its expression."""
+    fix = finding.fix
+    if fix is None:
+        return []
+    return [
+        {
+            "description": {"text": f"{fix.description}: replace with `{fix.replacement}`"},
+            "artifactChanges": [
+                {
+                    "artifactLocation": _uri(finding.span.path),
+                    "replacements": [
+                        {
+                            "deletedRegion": _region(finding.span),
+                            "insertedContent": {"text": fix.replacement},
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
 
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> dict[str, Any]:
@@ -248,6 +276,9 @@ def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> di
         ]
     if finding.mode:  # meta findings have no chain to walk
         result["codeFlows"] = [_code_flow(finding)]
+    fixes = _fixes(finding)
+    if fixes:
+        result["fixes"] = fixes
     return result
 
 
