@@ -21,6 +21,7 @@ from idxcheck.app.config_file import (
 from idxcheck.app.policy import PolicyOptions
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
+from idxcheck.model.kinds import Severity
 from idxcheck.model.outcome import Scan
 from idxcheck.model.verdicts import Verdict
 
@@ -201,9 +202,10 @@ def _resolved(request: ScanRequest) -> Resolved:
 
 
 def exit_code(result: ScanResult, config: Config) -> int:
-    """1 for findings, per-file errors or (`--strict`) UNKNOWN verdicts, else 0."""
+    """1 for findings, per-file errors or (`--strict`) UNKNOWN verdicts, else 0. A note (a
+    value nothing reads) fails nothing."""
     failed = (
-        bool(result.findings)
+        any(f.severity != Severity.NOTE for f in result.findings)
         or bool(result.errors)
         or (config.strict and any(n.verdict == Verdict.UNKNOWN for n in result.notes))
     )

@@ -10,8 +10,8 @@ from idxcheck.check.checker import Outcome
 from idxcheck.check.kernel import KernelVerdict
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.interp.values import LayoutV, RuntimeV
-from idxcheck.model.findings import Finding, Related, make_finding
-from idxcheck.model.kinds import Severity
+from idxcheck.model.findings import Consumer, Finding, Related, make_finding
+from idxcheck.model.kinds import BindingKind, Severity
 from idxcheck.model.replay import ReplayBlock
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
@@ -53,7 +53,9 @@ class FindingBuilder:
         self.profile = profile
         self.names = dict(profile.display)
 
-    def build(self, outcome: Outcome, companions: dict[str, Term]) -> Finding:
+    def build(
+        self, outcome: Outcome, companions: dict[str, Term], read: Consumer | None = None
+    ) -> Finding:
         ob = outcome.obligation
         atoms = dict(outcome.atoms)
         width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=atoms)
@@ -82,8 +84,10 @@ class FindingBuilder:
                 parts = replace(
                     parts, explain=(*parts.explain, *ob.rule.explain_without_kernel(grid[0]))
                 )
+        if read is not None:
+            parts, severity, related = self._with_consumer(ob, read, parts, severity, related)
         holds = render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode))
-        return make_finding(
+        finding = make_finding(
             code=ob.rule.code,
             name=ob.rule.name,
             severity=severity,
@@ -102,6 +106,31 @@ class FindingBuilder:
             explain=parts.explain,
             replay=parts.replay,
         )
+        return replace(finding, consumer=read) if read is not None else finding
+
+    def _with_consumer(
+        self,
+        ob: Obligation,
+        read: Consumer,
+        parts: _Parts,
+        severity: Severity,
+        related: tuple[Related, ...],
+    ) -> tuple[_Parts, Severity, tuple[Related, ...]]:
+        """The finding with the value's consumer: named as a related location where it is
+        read, a note where nothing reads it."""
+        if read.status == "unread":
+            target = ob.binding.loc.text if ob.binding.kind == BindingKind.ATTRIBUTE else ""
+            what = target or ob.binding.name
+            message = parts.message + f"; nothing reads `{what}` in {ob.mode}"
+            explain = (*parts.explain, f"reader: none: {read.text}")
+            return replace(parts, message=message, explain=explain), Severity.NOTE, related
+        if read.status in ("call", "read") and read.span != ob.binding.loc.span:
+            return (
+                replace(parts, explain=(*parts.explain, f"reader: {read.text}")),
+                severity,
+                (*related, Related("reader", read.text, read.span)),
+            )
+        return replace(parts, explain=(*parts.explain, f"reader: {read.text}")), severity, related
 
     def _parts(
         self,

@@ -28,6 +28,18 @@ class Related:
 
 
 @dataclass(frozen=True)
+class Consumer:
+    """Who reads a value: `call` (handed to a call, `callee` its name), `read` (read in the
+    class otherwise), `escapes` (its object may be read where the analysis does not look),
+    `unread` (nothing reads it: the finding is a note)."""
+
+    status: str
+    text: str
+    span: Span | None = None
+    callee: str = ""
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -46,6 +58,7 @@ class Finding:
     explain: tuple[str, ...] = ()
     replay: ReplayBlock | None = None
     confirmation: dict[str, Any] | None = None
+    consumer: Consumer | None = None
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def _rule(info: RuleInfo) -> dict[str, Any]:
 
 
 def _level(severity: str) -> str:
-    return "error" if severity == "error" else "warning"
+    return {"error": "error", "note": "note"}.get(severity, "warning")
 
 
 def _message(finding: Finding) -> str:
