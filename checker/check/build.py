@@ -128,7 +128,7 @@ class FindingBuilder:
             return (
                 replace(parts, explain=(*parts.explain, f"reader: {read.text}")),
                 severity,
-                (*related, Related("reader", read.text, read.span)),
+                (*related, Related("reader", read.text.split(" at ")[0], read.span)),
             )
         return replace(parts, explain=(*parts.explain, f"reader: {read.text}")), severity, related
 
