@@ -125,14 +125,14 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
     found: dict[int, ClassReaders] = {}
 
-    def consumer(class_facts: ClassFacts, binding: Binding) -> Consumer | None:
+    def consumer(class_facts: ClassFacts, binding: Binding, mode: str) -> Consumer | None:
         cls = sources.get(id(class_facts))
         if cls is None:
             return None
         readers = found.get(id(cls))
         if readers is None:
             readers = found[id(cls)] = ClassReaders(cls, ctx)
-        return readers.consumer(binding)
+        return readers.consumer(binding, mode)
 
     try:
         check_facts(analysed, checker, facts.constraints, part, consumer)
@@ -151,7 +151,7 @@ def check_facts(
     checker: Checker,
     constraints: TreeConstraints | None,
     part: FilePart,
-    consumer: Callable[[ClassFacts, Binding], Consumer | None] | None = None,
+    consumer: Callable[[ClassFacts, Binding, str], Consumer | None] | None = None,
 ) -> None:
     """Each class's obligations decided, counted and noted in `part`, then the findings of
     the refuted ones built, in decision order."""
@@ -187,7 +187,11 @@ def check_facts(
             continue
         ob = outcome.obligation
         owner = owners.get(id(outcome))
-        read = consumer(owner, ob.binding) if consumer is not None and owner is not None else None
+        read = (
+            consumer(owner, ob.binding, ob.mode)
+            if consumer is not None and owner is not None
+            else None
+        )
         outcome = _kernel_of_consumer(outcome, read, checker)
         part.findings.append(
             (

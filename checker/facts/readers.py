@@ -35,6 +35,8 @@ from idxcheck.model.kinds import BindingKind
 from idxcheck.model.spans import Span
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
+from idxcheck.sym.simplify import simplify_formula
+from idxcheck.sym.terms import FALSE, TRUE, BoolConst, Formula, specialise_formula
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -66,8 +68,10 @@ class _Obj:
 
 _K = TypeVar("_K")
 SELF = _Obj("self")
+MODE = _Obj("mode")  # the forward mode of the batch
 EXT = _Obj("ext")
 Pts = frozenset[_Obj]
+Modes = frozenset[str]
 NONE: Pts = frozenset()
 
 
@@ -87,19 +91,28 @@ class _Site:
 class _Env:
     names: dict[str, Pts]
     attrs: dict[str, Pts]  # `self.x` as assigned in this method so far
+    modes: frozenset[str] = frozenset()  # the forward modes this path may run in
+    alive: bool = True  # false past a `return` or `raise`
 
     def copy(self) -> _Env:
-        return _Env(dict(self.names), dict(self.attrs))
+        return _Env(dict(self.names), dict(self.attrs), self.modes, self.alive)
+
+    def narrowed(self, modes: frozenset[str]) -> _Env:
+        return _Env(dict(self.names), dict(self.attrs), modes, self.alive and bool(modes))
 
 
 def _join(a: _Env, b: _Env) -> _Env:
+    if not a.alive:
+        return b
+    if not b.alive:
+        return a
     names = dict(a.names)
     for k, v in b.names.items():
         names[k] = names.get(k, NONE) | v
     attrs: dict[str, Pts] = {}
     for k in set(a.attrs) & set(b.attrs):
         attrs[k] = a.attrs[k] | b.attrs[k]
-    return _Env(names, attrs)
+    return _Env(names, attrs, a.modes | b.modes)
 
 
 _SELF_ASSIGN = re.compile(r"self\.([A-Za-z_][A-Za-z_0-9]*)\s*(?::[^=\n]*)?=[^=]")
@@ -112,22 +125,42 @@ class ClassReaders:
     def __init__(self, cls: ClassSource, ctx: ScanContext) -> None:
         self.cls = cls
         self.ctx = ctx
-        self.methods, self.base_methods, _ = inherited(cls, ctx)
+        self.methods, _, _ = inherited(cls, ctx)
+        # Every method body of the hierarchy, by a key of its own: the methods `self.m`
+        # reaches by their name, the ones they override (which `super().m` reaches) by
+        # their owner and name.
+        self.bodies: dict[str, FunctionSource] = dict(self.methods)
+        self.shadowed: set[str] = set()
+        for fn in self._hierarchy():
+            if all(fn is not known for known in self.bodies.values()):
+                key = f"{fn.owner}.{fn.name}@{fn.def_line}"
+                self.bodies[key] = fn
+                self.shadowed.add(key)
+        self.by_name: dict[str, list[str]] = {}
+        for key, fn in self.bodies.items():
+            self.by_name.setdefault(fn.name, []).append(key)
         self.summary: dict[str, set[_Obj]] = {}
         self.params: dict[tuple[str, int | str], set[_Obj]] = {}
         self.returns: dict[str, set[_Obj]] = {}
         self.fields: dict[tuple[_Obj, str], set[_Obj]] = {}
         self.elements: dict[_Obj, set[_Obj]] = {}
-        self.reads: dict[tuple[_Obj, str], list[tuple[FunctionSource, object]]] = {}
-        # Why an object may be read where the analysis does not look, and where it goes.
-        self.escaped: dict[_Obj, tuple[str, FunctionSource | None, object]] = {}
-        self.self_escapes: list[tuple[str, str]] = []  # (callee class name or "", why)
+        self.reads: dict[tuple[_Obj, str], list[tuple[FunctionSource, object, Modes]]] = {}
+        # Why an object may be read where the analysis does not look, where it goes, and in
+        # which forward modes.
+        self.escaped: dict[_Obj, list[tuple[str, FunctionSource | None, object, Modes]]] = {}
+        # (callee class name or "", why, modes): the backend itself handed outside.
+        self.self_escapes: list[tuple[str, str, Modes]] = []
+        self.all_modes: Modes = frozenset(ctx.modes.members)
+        self.method_modes: dict[str, set[str]] = {}
+        self.cur: Modes = self.all_modes  # the modes of the statement being analysed
         self.sites: dict[int, _Site] = {}
         self.allocs: dict[int, _Obj] = {}
         self.boxes: dict[int, _Obj] = {}
         self.changed = False
         self.called: set[str] = set()  # methods the class calls itself
         self.writes = self._self_writes()
+        # The attributes some method of the hierarchy assigns, by the text.
+        self.assigned: set[str] = set().union(*self.writes.values()) if self.writes else set()
         self.dynamic = ""  # why every field counts as read (getattr by a computed name)
         self._parents: dict[int, dict[int, object]] = {}
         self._fixpoint()
@@ -145,7 +178,7 @@ class ClassReaders:
             self.self_escapes = []
             self.dynamic = ""
             self.sites = {}
-            for name, fn in self.methods.items():
+            for name, fn in self.bodies.items():
                 self._run(name, fn)
             if not self.changed:
                 return
@@ -154,20 +187,38 @@ class ClassReaders:
     def _self_writes(self) -> dict[str, set[str]]:
         """The attributes of `self` each method assigns, itself or through the methods it
         calls."""
-        own = {n: set(_SELF_ASSIGN.findall(fn.raw_text())) for n, fn in self.methods.items()}
-        calls = {n: set(_SELF_CALL.findall(fn.raw_text())) for n, fn in self.methods.items()}
+        own = {n: set(_SELF_ASSIGN.findall(fn.raw_text())) for n, fn in self.bodies.items()}
+        calls = {n: set(_SELF_CALL.findall(fn.raw_text())) for n, fn in self.bodies.items()}
         self.called = {c for n, found in calls.items() for c in found if c != n}
         for _ in range(len(own)):
             grew = False
             for name in own:
                 for callee in calls[name]:
-                    extra = own.get(callee, set()) - own[name]
-                    if extra:
-                        own[name] |= extra
-                        grew = True
+                    for key in self.by_name.get(callee, ()):
+                        extra = own[key] - own[name]
+                        if extra:
+                            own[name] |= extra
+                            grew = True
             if not grew:
                 break
         return own
+
+    def _hierarchy(self) -> list[FunctionSource]:
+        """The methods of the class and of every base of the scanned tree, nearest first."""
+        found: list[FunctionSource] = []
+        pending = [(self.cls, 0)]
+        seen: set[int] = set()
+        while pending:
+            cls, depth = pending.pop(0)
+            if id(cls) in seen or depth > 6:
+                continue
+            seen.add(id(cls))
+            found.extend(cls.methods.values())
+            for name in cls.base_names():
+                base = self.ctx.class_lookup(name, cls.file) if self.ctx.class_lookup else None
+                if isinstance(base, ClassSource):
+                    pending.append((base, depth + 1))
+        return found
 
     def _add(self, target: dict[_K, set[_Obj]], key: _K, objs: Iterable[_Obj]) -> None:
         found = target.setdefault(key, set())
@@ -177,7 +228,13 @@ class ClassReaders:
             self.changed = True
 
     def _run(self, name: str, fn: FunctionSource) -> None:
-        env = _Env({}, {})
+        external = not name.startswith("_") or name.startswith("__") or name not in self.called
+        external = external and name not in self.shadowed
+        # A method the runtime calls runs in any mode; a helper in the modes of its callers.
+        modes = self.all_modes if external else frozenset(self.method_modes.get(name, ()))
+        if not modes:
+            return
+        env = _Env({}, {}, modes)
         params = fn.node.params
         ordered = [*params.posonly_params, *params.params]
         for index, param in enumerate(ordered):
@@ -187,8 +244,10 @@ class ClassReaders:
                 continue
             objs = set(self.params.get((name, index), set()))
             objs |= self.params.get((name, pname), set())
-            if not name.startswith("_") or name.startswith("__") or name not in self.called:
-                objs.add(EXT)  # a method the runtime may call: its parameters come from outside
+            if external:
+                # Its parameters come from outside; a forward mode's is the batch's mode.
+                is_mode = self.ctx.profile.entry_params.get(pname) == "mode"
+                objs.add(MODE if is_mode else EXT)
             env.names[pname] = frozenset(objs)
         for param in (*params.kwonly_params,):
             env.names[param.name.value] = frozenset(
@@ -204,19 +263,27 @@ class ClassReaders:
         if not isinstance(statements, (list, tuple)):
             return env
         for stmt in statements:
+            if not env.alive:
+                break
             env = self._stmt(stmt, env, fn, method)
         return env
 
     def _stmt(self, stmt: object, env: _Env, fn: FunctionSource, method: str) -> _Env:
+        self.cur = env.modes
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                env = self._small(small, env, fn, method)
+                if env.alive:
+                    env = self._small(small, env, fn, method)
             return env
         if isinstance(stmt, cst.If):
             self._expr(stmt.test, env, fn, method)
-            then = self._block(stmt.body, env.copy(), fn, method)
-            other = env.copy()
-            if stmt.orelse is not None:
+            true, false = self._cond(stmt.test, env, fn, method)
+            then = env.narrowed(true)
+            if then.alive:
+                then = self._block(stmt.body, then, fn, method)
+            other = env.narrowed(false)
+            self.cur = env.modes
+            if stmt.orelse is not None and other.alive:
                 other = (
                     self._stmt(stmt.orelse, other, fn, method)
                     if isinstance(stmt.orelse, cst.If)
@@ -271,6 +338,7 @@ class ClassReaders:
         return env
 
     def _small(self, small: object, env: _Env, fn: FunctionSource, method: str) -> _Env:
+        self.cur = env.modes
         if isinstance(small, cst.Assign):
             value = self._expr(small.value, env, fn, method)
             for target in small.targets:
@@ -288,12 +356,15 @@ class ClassReaders:
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 value = self._expr(small.value, env, fn, method)
-                if method.startswith("_") and not method.startswith("__"):
+                if method in self.shadowed or (
+                    method.startswith("_") and not method.startswith("__")
+                ):
                     self._add(self.returns, method, value)
                 else:
                     self._escape(
                         value, f"returned by `{method}`, which is called from outside", fn, small
                     )
+            env.alive = False
         elif isinstance(small, cst.Assert):
             self._expr(small.test, env, fn, method)
             if small.msg is not None:
@@ -301,6 +372,7 @@ class ClassReaders:
         elif isinstance(small, cst.Raise):
             if small.exc is not None:
                 self._escape(self._expr(small.exc, env, fn, method), "raised", fn, small)
+            env.alive = False
         elif isinstance(small, cst.Del):
             pass
         elif isinstance(small, (cst.Pass, cst.Break, cst.Continue, cst.Import, cst.ImportFrom)):
@@ -380,9 +452,11 @@ class ClassReaders:
         if attr in env.attrs:
             return env.attrs[attr]
         found = self.summary.get(attr)
-        if found is None:
-            return frozenset({EXT})  # assigned outside the scanned class, or a method
-        return frozenset(found | {EXT}) if attr not in self.summary else frozenset(found)
+        if found is not None:
+            return frozenset(found)
+        if attr in self.assigned:
+            return NONE  # assigned by a method not yet analysed in this round
+        return frozenset({EXT})  # assigned outside the scanned class, or a method
 
     def _expr(self, node: object, env: _Env, fn: FunctionSource, method: str) -> Pts:
         if isinstance(node, cst.Name):
@@ -397,12 +471,13 @@ class ClassReaders:
                 if obj is SELF:
                     out |= self._self_attr(attr, env)
                 elif obj.kind == "alloc":
-                    self.reads.setdefault((obj, attr), []).append((fn, node))
+                    self.reads.setdefault((obj, attr), []).append((fn, node, self.cur))
                     if attr.startswith("__"):
                         self._escape(frozenset({obj}), f"its `{attr}` is read", fn, node)
                     out |= self.fields.get((obj, attr), set())
                 elif obj is EXT:
-                    out.add(EXT)
+                    is_mode = self.ctx.profile.forward_batch_attrs.get(attr) == "mode"
+                    out.add(MODE if is_mode else EXT)
             return frozenset(out)
         if isinstance(node, cst.Subscript):
             receiver = self._expr(node.value, env, fn, method)
@@ -490,6 +565,87 @@ class ClassReaders:
         self._captured(node, env, "an expression idxcheck does not follow uses it", fn)
         return frozenset({EXT})
 
+    def _cond(
+        self, node: object, env: _Env, fn: FunctionSource, method: str
+    ) -> tuple[Modes, Modes]:
+        """The modes of `env` in which the condition may be true, and those in which it may
+        be false: tests of the forward mode (its predicates, `==`, `in`) narrow them; any
+        other condition may be either."""
+        modes = env.modes
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            true, false = self._cond(node.expression, env, fn, method)
+            return false, true
+        if isinstance(node, cst.BooleanOperation):
+            lt, lf = self._cond(node.left, env, fn, method)
+            rt, rf = self._cond(node.right, env, fn, method)
+            if isinstance(node.operator, cst.And):
+                return lt & rt, lf | (lt & rf)
+            return lt | (lf & rt), lf & rf
+        members = self._mode_test(node, env, fn, method)
+        if members is None:
+            return modes, modes
+        return modes & members, modes - members
+
+    def _mode_test(
+        self, node: object, env: _Env, fn: FunctionSource, method: str
+    ) -> frozenset[str] | None:
+        """The modes in which a test of the forward mode holds, None if it is no such test
+        (or one whose answer depends on more than the mode)."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if self._expr(node.func.value, env, fn, method) != frozenset({MODE}):
+                return None
+            args: list[Formula] = []
+            kwargs: dict[str, Formula] = {}
+            for arg in node.args:
+                flag = _bool_constant(arg.value)
+                if flag is None:
+                    return None
+                if arg.keyword is not None:
+                    kwargs[arg.keyword.value] = BoolConst(flag)
+                else:
+                    args.append(BoolConst(flag))
+            formula = self.ctx.modes.call(node.func.attr.value, args, kwargs)
+            if formula is None:
+                return None
+            holds: set[str] = set()
+            for mode in self.all_modes:
+                value = simplify_formula(specialise_formula(formula, mode))
+                if value == TRUE:
+                    holds.add(mode)
+                elif value != FALSE:
+                    return None
+            return frozenset(holds)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            operator = target.operator
+            if self._expr(node.left, env, fn, method) != frozenset({MODE}):
+                return None
+            named = self._members(target.comparator)
+            if named is None:
+                return None
+            if isinstance(operator, (cst.Equal, cst.Is, cst.In)):
+                return named
+            if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.NotIn)):
+                return self.all_modes - named
+        return None
+
+    def _members(self, node: object) -> frozenset[str] | None:
+        """`ForwardMode.X`, or a tuple, list or set of them: their names."""
+        enum = self.ctx.modes.enum_name
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            if node.value.value == enum and node.attr.value in self.all_modes:
+                return frozenset({node.attr.value})
+            return None
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            found: set[str] = set()
+            for element in node.elements:
+                inner = self._members(element.value)
+                if inner is None:
+                    return None
+                found |= inner
+            return frozenset(found)
+        return None
+
     def _call(self, node: cst.Call, env: _Env, fn: FunctionSource, method: str) -> Pts:
         func = node.func
         args = [(arg, self._expr(arg.value, env, fn, method)) for arg in node.args]
@@ -507,14 +663,25 @@ class ClassReaders:
             and func.value.func.value == "super"
         ):
             callee_name = func.attr.value
-            callee = self.base_methods.get(callee_name)
-            if callee is None and callee_name != "__init__":
-                self._self_escape("", f"`super().{callee_name}` is outside the scanned tree")
-            if callee is None:
+            # Every other definition of the name in the hierarchy: the one after the caller's
+            # class is among them.
+            targets = [k for k in self.by_name.get(callee_name, ()) if self.bodies[k] is not fn]
+            if not targets:
+                if callee_name != "__init__":
+                    self._self_escape("", f"`super().{callee_name}` is outside the scanned tree")
                 for arg, objs in args:
                     self._escape(objs, f"handed to `super().{callee_name}`", fn, arg)
                 return frozenset({EXT})
+            out: set[_Obj] = {EXT}
+            for key in targets:
+                self._add(self.method_modes, key, env.modes)
+                self._bind(key, self.bodies[key], args)
+                for attr in self.writes.get(key, ()):
+                    env.attrs.pop(attr, None)
+                out |= self.returns.get(key, set())
+            return frozenset(out)
         if callee is not None:
+            self._add(self.method_modes, callee_name, env.modes)
             self._bind(callee_name, callee, args)
             for attr in self.writes.get(callee_name, ()):
                 env.attrs.pop(attr, None)
@@ -599,7 +766,7 @@ class ClassReaders:
             if obj is SELF:
                 out |= self.summary.get(attr, {EXT})
             elif obj.kind == "alloc":
-                self.reads.setdefault((obj, attr), []).append((fn, node))
+                self.reads.setdefault((obj, attr), []).append((fn, node, self.cur))
                 out |= self.fields.get((obj, attr), set())
             elif obj is EXT:
                 out.add(EXT)
@@ -635,11 +802,20 @@ class ClassReaders:
         self, objs: Iterable[_Obj], why: str, fn: FunctionSource | None, node: object
     ) -> None:
         for obj in objs:
-            if obj.kind in ("alloc", "box") and obj not in self.escaped:
-                self.escaped[obj] = (why, fn, node)
+            if obj.kind in ("alloc", "box"):
+                self._record(obj, (why, fn, node, self.cur))
+
+    def _record(self, obj: _Obj, entry: tuple[str, FunctionSource | None, object, Modes]) -> bool:
+        """An escape of `obj` in the modes of `entry`; whether it adds a mode."""
+        found = self.escaped.setdefault(obj, [])
+        known: set[str] = set().union(*(e[3] for e in found)) if found else set()
+        if entry[3] <= known:
+            return False
+        found.append(entry)
+        return True
 
     def _self_escape(self, callee_class: str, why: str) -> None:
-        entry = (callee_class, why)
+        entry = (callee_class, why, self.cur)
         if entry not in self.self_escapes:
             self.self_escapes.append(entry)
 
@@ -657,22 +833,17 @@ class ClassReaders:
     def _close(self) -> None:
         """What an escaped object holds escapes with it; so does what the backend holds when
         the backend itself reaches code the analysis does not see."""
-        for callee_class, why in self.self_escapes:
+        for callee_class, why, modes in self.self_escapes:
             held = self._held_by_self(callee_class)
             for attr in held:
                 for obj in self._reachable(self.summary.get(attr, ())):
-                    if obj not in self.escaped:
-                        self.escaped[obj] = (why, None, None)
+                    self._record(obj, (why, None, None, modes))
         outside = self._outside_bases()
         if outside:
+            why = f"the base class `{outside}` is outside the scanned tree"
             for objs in self.summary.values():
                 for obj in self._reachable(objs):
-                    if obj not in self.escaped:
-                        self.escaped[obj] = (
-                            f"the base class `{outside}` is outside the scanned tree",
-                            None,
-                            None,
-                        )
+                    self._record(obj, (why, None, None, self.all_modes))
         pending = list(self.escaped)
         while pending:
             obj = pending.pop()
@@ -681,8 +852,12 @@ class ClassReaders:
                 if owner is obj:
                     inner |= held
             for held_obj in inner:
-                if held_obj.kind in ("alloc", "box") and held_obj not in self.escaped:
-                    self.escaped[held_obj] = self.escaped[obj]
+                if held_obj.kind not in ("alloc", "box"):
+                    continue
+                grew = False
+                for entry in self.escaped[obj]:
+                    grew = self._record(held_obj, entry) or grew
+                if grew:
                     pending.append(held_obj)
 
     def _reachable(self, objs: Iterable[_Obj]) -> set[_Obj]:
@@ -731,9 +906,12 @@ class ClassReaders:
 
     # -- answers ---------------------------------------------------------------------------
 
-    def consumer(self, binding: Binding) -> Consumer | None:
-        """Who reads the value `binding` binds: a call, a read in the class, nothing (a note),
-        or None where the analysis does not decide (the value counts as read)."""
+    def consumer(self, binding: Binding, mode: str) -> Consumer | None:
+        """Who reads the value `binding` binds in forward mode `mode`: a call, a read in the
+        class, nothing (a note), or None where the analysis does not decide (the value
+        counts as read)."""
+        if mode not in self.all_modes:
+            mode = ""  # no forward mode of its own: a use in any mode counts
         if binding.kind not in (BindingKind.ATTRIBUTE, BindingKind.KEYWORD, BindingKind.POSITIONAL):
             return None
         span = binding.loc.span
@@ -755,8 +933,9 @@ class ClassReaders:
         if self.dynamic:
             return Consumer("escapes", self.dynamic)
         for obj in objs:
-            if obj in self.escaped:
-                why, fn, node = self.escaped[obj]
+            escapes = [e for e in self.escaped.get(obj, ()) if not mode or mode in e[3]]
+            if escapes:
+                why, fn, node, _ = escapes[0]
                 if fn is not None and node is not None:
                     span = fn.loc(node).span  # type: ignore[arg-type]
                     why += f" at {span.path}:{span.line}"
@@ -767,14 +946,22 @@ class ClassReaders:
             why = self._read_in_file(obj, site.attr)
             if why:
                 return Consumer("escapes", why)
-        reads = [r for obj in objs for r in self.reads.get((obj, site.attr), [])]
+        reads = [
+            r
+            for obj in objs
+            for r in self.reads.get((obj, site.attr), [])
+            if not mode or mode in r[2]
+        ]
         if reads:
             return self._describe(reads[0][0], reads[0][1], site.attr)
         classes = ", ".join(sorted({o.cls_name for o in objs}))
         return Consumer(
             "unread",
             f"no method of `{self.cls.name}` or of its scanned bases reads the field "
-            f"`{site.attr}` of this `{classes}`, and the object does not leave the class",
+            f"`{site.attr}` of this `{classes}`"
+            + (f" in {mode}" if mode else "")
+            + ", and the object does not leave the class"
+            + (" there" if mode else ""),
         )
 
     def _site_at(self, span: Span) -> _Site | None:
@@ -860,6 +1047,12 @@ class ClassReaders:
                     pending.append(child)
             self._parents[id(fn)] = found
         return found
+
+
+def _bool_constant(node: object) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
 
 
 def _constant(node: object) -> str | None:
