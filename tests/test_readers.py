@@ -170,3 +170,130 @@ def _as_error(finding: Any) -> Any:
     from idxcheck.model.kinds import Severity
 
     return replace(finding, severity=Severity.ERROR)
+
+
+def test_a_read_in_another_mode_does_not_count() -> None:
+    """Only a read on a path of the write's mode reads it: a decode-only read leaves the
+    draft-extend value unread there."""
+    result = scan_source(
+        HEAD
+        + """
+        self.current = plan
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        if forward_batch.forward_mode.is_decode_or_idle():
+            return launch(q, self.current.max_seqlen_q)
+        return paged_decode(q, self.current.lanes)
+""",
+        "planner.py",
+        Config(raise_on_unsupported=True),
+    )
+    (finding,) = result.findings
+    assert finding.severity == "note"
+    assert "in DRAFT_EXTEND_V2" in finding.consumer.text
+
+
+def test_a_read_in_the_same_mode_counts() -> None:
+    finding = grid_finding(
+        """
+        self.current = plan
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        mode = forward_batch.forward_mode
+        if not mode.is_draft_extend_v2():
+            return paged_decode(q, self.current.lanes)
+        return launch(q, self.current.max_seqlen_q)
+"""
+    )
+    assert finding.severity == "error"
+    assert finding.consumer.callee == "launch"
+
+
+BASE_READS = '''
+from dataclasses import dataclass
+
+@dataclass
+class Plan:
+    lanes: object = None
+    max_seqlen_q: int = 0
+
+
+class BasePlanner:
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        return launch(q, self.current.max_seqlen_q)
+
+
+class Planner(BasePlanner):
+    def __init__(self, model_runner):
+        self.depth = model_runner.server_args.speculative_num_steps
+
+    def init_forward_metadata(self, forward_batch):
+        plan = Plan(lanes=forward_batch.lanes)
+        if forward_batch.forward_mode.is_draft_extend_v2():
+            plan.max_seqlen_q = self.depth + 1
+        self.current = plan
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        if forward_batch.forward_mode.is_draft_extend_v2():
+            return super().forward_extend(q, k, v, layer, forward_batch)
+        return paged_decode(q, self.current.lanes)
+'''
+
+
+def test_an_overridden_base_method_reached_by_super_reads_it() -> None:
+    result = scan_source(BASE_READS, "planner.py", Config(raise_on_unsupported=True))
+    findings = [f for f in result.findings if f.code == "IDX002"]
+    assert findings and all(f.severity == "error" for f in findings)
+    # Read by the base's body, not merely given up on as code outside the tree.
+    assert all(f.consumer.status == "call" and f.consumer.callee == "launch" for f in findings)
+
+
+def test_an_overridden_base_method_super_does_not_reach_in_the_mode() -> None:
+    text = BASE_READS.replace(
+        "if forward_batch.forward_mode.is_draft_extend_v2():\n            return super()",
+        "if forward_batch.forward_mode.is_decode_or_idle():\n            return super()",
+    )
+    assert text != BASE_READS
+    result = scan_source(text, "planner.py", Config(raise_on_unsupported=True))
+    (finding,) = [f for f in result.findings if f.code == "IDX002"]
+    assert finding.severity == "note"
+
+
+def test_a_helper_before_init_sees_what_init_assigns() -> None:
+    """Methods are analysed in their order in the class: a helper that reads a per-batch-size
+    dict before `__init__`'s text assigns it must not take the dict for one from outside."""
+    result = scan_source(
+        '''
+from dataclasses import dataclass
+
+@dataclass
+class Plan:
+    lanes: object = None
+    max_seqlen_q: int = 0
+
+
+class Planner:
+    def refill_graph(self, bs, forward_mode):
+        plan = self.per_bs[bs]
+        self._write(plan, forward_mode)
+
+    def _write(self, plan, forward_mode):
+        if forward_mode.is_draft_extend_v2():
+            plan.max_seqlen_q = self.depth + 1
+
+    def __init__(self, model_runner):
+        self.depth = model_runner.server_args.speculative_num_steps
+        self.per_bs = {}
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, seq_lens, forward_mode, spec_info):
+        self.per_bs[bs] = Plan()
+        self.refill_graph(bs, forward_mode)
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        return paged_decode(q, self.per_bs[forward_batch.batch_size].lanes)
+''',
+        "planner.py",
+        Config(raise_on_unsupported=True),
+    )
+    (finding,) = [f for f in result.findings if f.code == "IDX002"]
+    assert finding.severity == "note"
