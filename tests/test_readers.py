@@ -297,3 +297,14 @@ class Planner:
     )
     (finding,) = [f for f in result.findings if f.code == "IDX002"]
     assert finding.severity == "note"
+
+
+def test_a_note_is_no_failure_in_junit_nor_in_the_text_summary() -> None:
+    from idxcheck.report.junit import render as junit
+    from idxcheck.report.text import render as text
+
+    result = scan_source(HEAD + DEAD, "planner.py")
+    xml = junit(result)
+    assert 'failures="0"' in xml and 'skipped="1"' in xml
+    summary = text(result).splitlines()[-1]
+    assert summary.startswith("No findings") and "1 note" in summary

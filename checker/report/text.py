@@ -30,7 +30,8 @@ class Style:
         return self._wrap("1", text)
 
     def severity(self, severity: str, text: str) -> str:
-        return self._wrap("1;31" if severity == "error" else "1;33", text)
+        color = {"error": "1;31", "note": "1;36"}.get(severity, "1;33")
+        return self._wrap(color, text)
 
     def gutter(self, text: str) -> str:
         return self._wrap("1;34", text)
@@ -164,8 +165,11 @@ def render(
             f"{display(error.message)}"
         )
     stats = report.result.stats
-    count = len(report.findings)
+    # Notes (values nothing reads) fail nothing: counted apart.
+    notes = sum(1 for f in report.findings if f.severity == "note")
+    count = len(report.findings) - notes
     extra = [
+        plural(notes, "note") if notes else "",
         plural(len(report.result.errors), "error") if report.result.errors else "",
         f"{len(report.suppressed)} suppressed" if report.suppressed else "",
         f"{len(report.baselined)} baselined" if report.baselined else "",
