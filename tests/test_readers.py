@@ -14,7 +14,7 @@ from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 from idxcheck.report.sarif import to_dict as to_sarif
 
-HEAD = '''
+HEAD = """
 from dataclasses import dataclass
 
 @dataclass
@@ -31,7 +31,7 @@ class Planner:
         plan = Plan(lanes=forward_batch.lanes)
         if forward_batch.forward_mode.is_draft_extend_v2():
             plan.max_seqlen_q = self.depth + 1
-'''
+"""
 
 
 def grid_finding(body: str) -> Any:
@@ -209,7 +209,7 @@ def test_a_read_in_the_same_mode_counts() -> None:
     assert finding.consumer.callee == "launch"
 
 
-BASE_READS = '''
+BASE_READS = """
 from dataclasses import dataclass
 
 @dataclass
@@ -237,7 +237,7 @@ class Planner(BasePlanner):
         if forward_batch.forward_mode.is_draft_extend_v2():
             return super().forward_extend(q, k, v, layer, forward_batch)
         return paged_decode(q, self.current.lanes)
-'''
+"""
 
 
 def test_an_overridden_base_method_reached_by_super_reads_it() -> None:
@@ -263,7 +263,7 @@ def test_a_helper_before_init_sees_what_init_assigns() -> None:
     """Methods are analysed in their order in the class: a helper that reads a per-batch-size
     dict before `__init__`'s text assigns it must not take the dict for one from outside."""
     result = scan_source(
-        '''
+        """
 from dataclasses import dataclass
 
 @dataclass
@@ -291,7 +291,7 @@ class Planner:
 
     def forward_extend(self, q, k, v, layer, forward_batch):
         return paged_decode(q, self.per_bs[forward_batch.batch_size].lanes)
-''',
+""",
         "planner.py",
         Config(raise_on_unsupported=True),
     )

@@ -728,7 +728,9 @@ class ClassReaders:
             self._expr(func, env, fn, method)
         for arg, objs in args:
             self._site_arg(fn, arg, node)
-            what = fn.code(func) if len(fn.code(func)) < 60 else "a call"
+            if not any(o is SELF or o.kind in ("alloc", "box") for o in objs):
+                continue  # nothing of the class's leaves here: no text to make
+            what = _callee_text(fn, node)
             if SELF in objs:
                 self._self_escape(name, f"the backend is handed to `{what}`")
             self._escape(objs, f"handed to `{what}`", fn, arg)
@@ -966,9 +968,11 @@ class ClassReaders:
 
     def _site_at(self, span: Span) -> _Site | None:
         for site in self.sites.values():
-            if site.fn.file.path != span.path:
+            fn = site.fn
+            # Positions cost a pass over the function: only the one that holds the line.
+            if fn.file.path != span.path or not fn.def_line <= span.line <= fn.end_line:
                 continue
-            found = site.fn.loc(site.node).span  # type: ignore[arg-type]
+            found = fn.loc(site.node).span  # type: ignore[arg-type]
             if found == span:
                 return site
         return None
