@@ -67,6 +67,7 @@ class _Obj:
 
 
 _K = TypeVar("_K")
+_V = TypeVar("_V")
 SELF = _Obj("self")
 MODE = _Obj("mode")  # the forward mode of the batch
 EXT = _Obj("ext")
@@ -220,7 +221,7 @@ class ClassReaders:
                     pending.append((base, depth + 1))
         return found
 
-    def _add(self, target: dict[_K, set[_Obj]], key: _K, objs: Iterable[_Obj]) -> None:
+    def _add(self, target: dict[_K, set[_V]], key: _K, objs: Iterable[_V]) -> None:
         found = target.setdefault(key, set())
         before = len(found)
         found.update(objs)
@@ -836,8 +837,7 @@ class ClassReaders:
         """What an escaped object holds escapes with it; so does what the backend holds when
         the backend itself reaches code the analysis does not see."""
         for callee_class, why, modes in self.self_escapes:
-            held = self._held_by_self(callee_class)
-            for attr in held:
+            for attr in self._held_by_self(callee_class):
                 for obj in self._reachable(self.summary.get(attr, ())):
                     self._record(obj, (why, None, None, modes))
         outside = self._outside_bases()
@@ -850,9 +850,9 @@ class ClassReaders:
         while pending:
             obj = pending.pop()
             inner: set[_Obj] = set(self.elements.get(obj, set()))
-            for (owner, _), held in self.fields.items():
+            for (owner, _), contents in self.fields.items():
                 if owner is obj:
-                    inner |= held
+                    inner |= contents
             for held_obj in inner:
                 if held_obj.kind not in ("alloc", "box"):
                     continue
