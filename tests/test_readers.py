@@ -308,3 +308,14 @@ def test_a_note_is_no_failure_in_junit_nor_in_the_text_summary() -> None:
     assert 'failures="0"' in xml and 'skipped="1"' in xml
     summary = text(result).splitlines()[-1]
     assert summary.startswith("No findings") and "1 note" in summary
+
+
+def test_confirm_skips_a_value_nothing_reads_and_says_why() -> None:
+    from idxcheck.report.json_format import to_dict
+    from idxcheck.runtime_kernels.confirm import confirm_findings
+
+    doc = to_dict(scan_source(HEAD + DEAD, "planner.py"))
+    (finding,) = confirm_findings(doc)["findings"]
+    assert finding["consumer"]["status"] == "unread"
+    assert finding["confirmation"]["status"] == "skipped"
+    assert "nothing reads the value, so no kernel consumes it" in finding["confirmation"]["reason"]

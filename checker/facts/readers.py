@@ -1018,10 +1018,14 @@ class ClassReaders:
         if isinstance(parent, cst.Arg):
             call = parents.get(id(parent))
             if isinstance(call, cst.Call):
-                keyword = parent.keyword.value + "=" if parent.keyword is not None else ""
+                if parent.keyword is not None:
+                    shown = f"{parent.keyword.value}=..."
+                else:
+                    position = next(i for i, a in enumerate(call.args) if a is parent)
+                    shown = f"<argument {position + 1}>"
                 return Consumer(
                     "call",
-                    f"read by `{_callee_text(fn, call)}({keyword}...)` at {span.path}:{span.line}",
+                    f"read by `{_callee_text(fn, call)}({shown})` at {span.path}:{span.line}",
                     span,
                     _callee_name(call),
                 )
