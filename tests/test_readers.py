@@ -319,3 +319,31 @@ def test_confirm_skips_a_value_nothing_reads_and_says_why() -> None:
     assert finding["consumer"]["status"] == "unread"
     assert finding["confirmation"]["status"] == "skipped"
     assert "nothing reads the value, so no kernel consumes it" in finding["confirmation"]["reason"]
+
+
+def test_kernel_aware_severity_follows_the_consumer(tmp_path: Any) -> None:
+    """A grid scalar under a name the profile's kernel table does not list (`max_seqlen_q`)
+    that the backend hands to the tree's launcher is judged by that launcher's block sizes."""
+    from pathlib import Path
+
+    from idxcheck.app.run import scan
+
+    backend = tmp_path / "rows_backend.py"
+    backend.write_text(
+        HEAD
+        + """
+        self.current = plan
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        plan = self.current
+        return extend_attention_fwd(q, k, v, q, plan.lanes, None, None, plan.max_seqlen_q)
+"""
+    )
+    launcher = Path("fixtures/kernels/extend_launcher.py").resolve()
+    config = Config(domain=("head_dim == 128", "sm == 90"))
+    (finding,) = [
+        f for f in scan([str(backend), str(launcher)], config).findings if f.code == "IDX002"
+    ]
+    assert finding.consumer.callee == "extend_attention_fwd"
+    assert any(r.role == "kernel" for r in finding.related)
+    assert finding.severity == "warning" and "latent" in finding.message
