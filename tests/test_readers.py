@@ -347,3 +347,19 @@ def test_kernel_aware_severity_follows_the_consumer(tmp_path: Any) -> None:
     assert finding.consumer.callee == "extend_attention_fwd"
     assert any(r.role == "kernel" for r in finding.related)
     assert finding.severity == "warning" and "latent" in finding.message
+
+
+def test_a_static_helper_reads_its_first_argument() -> None:
+    finding = grid_finding(
+        """
+        self.current = plan
+
+    @staticmethod
+    def _rows(p, unused):
+        return launch(p.max_seqlen_q)
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        return self._rows(self.current, 2)
+"""
+    )
+    assert finding.severity == "error"

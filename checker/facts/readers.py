@@ -742,7 +742,9 @@ class ClassReaders:
         self.sites.setdefault(id(arg), _Site(fn, arg, name, call=call))
 
     def _bind(self, name: str, callee: FunctionSource, args: list[tuple[cst.Arg, Pts]]) -> None:
-        index = 1  # past `self`
+        params = [*callee.node.params.posonly_params, *callee.node.params.params]
+        # Past `self` (or `cls`); a static method's first parameter is its first argument.
+        index = 1 if params and params[0].name.value in ("self", "cls") else 0
         for arg, objs in args:
             if arg.star:
                 self._escape(objs, f"unpacked into `self.{name}`", callee, arg)
