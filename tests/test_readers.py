@@ -89,6 +89,8 @@ def test_a_value_a_kernel_reads_names_the_reader() -> None:
         "        return plan\n",
         # read by a computed name
         "        self.current = plan\n\n    def peek(self, name):\n        return getattr(self.current, name)\n",
+        # the backend's attributes read through `__dict__`
+        "        self.current = plan\n\n    def dump(self):\n        return launch(self.__dict__)\n",
         # the backend itself handed outside, with what it holds
         "        self.current = plan\n        register_backend(self)\n",
         # read inside a lambda
@@ -109,6 +111,7 @@ def test_a_value_a_kernel_reads_names_the_reader() -> None:
         "foreign-attr",
         "public-return",
         "getattr",
+        "self-dict",
         "self-escapes",
         "lambda",
         "helper-param",

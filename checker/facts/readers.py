@@ -470,6 +470,8 @@ class ClassReaders:
             out: set[_Obj] = set()
             for obj in receiver:
                 if obj is SELF:
+                    if attr == "__dict__":
+                        self.dynamic = "the class reads its own attributes through `__dict__`"
                     out |= self._self_attr(attr, env)
                 elif obj.kind == "alloc":
                     self.reads.setdefault((obj, attr), []).append((fn, node, self.cur))
