@@ -114,6 +114,7 @@ def _confirmation(
     block_m: int | None = None,
     device: str | None = None,
     seconds: float | None = None,
+    convention: str | None = None,
 ) -> dict[str, Any]:
     return {
         "status": status,
@@ -124,6 +125,7 @@ def _confirmation(
         "block_m": block_m,
         "device": device,
         "seconds": seconds,
+        "convention": convention,
     }
 
 
@@ -281,6 +283,29 @@ def _example(result: ReplayResult) -> str:
     return ""
 
 
+# Whose indexing convention a replay with idxcheck's own kernel follows.
+OWN_CONVENTION = (
+    "idxcheck's extend kernel, in the convention of SGLang's Triton `extend_attention_fwd`: "
+    "`qo_indptr` of bs + 1 entries, one segment per request, grid cdiv(max_len, BLOCK_M)"
+)
+
+
+def _convention(kernel: str | None, adapter: str | None) -> str:
+    if kernel is None:
+        return OWN_CONVENTION
+    return f"`{kernel}` called in the {adapter or 'guessed'} convention (adapters.py)"
+
+
+def unconsumed(finding: Mapping[str, Any]) -> str | None:
+    """Why a finding's value is not replayed: nothing reads it, so no kernel consumes it."""
+    consumer = finding.get("consumer")
+    if isinstance(consumer, Mapping) and consumer.get("status") == "unread":
+        text = consumer.get("text")
+        why = f": {brief(text) if not isinstance(text, str) else text[:300]}" if text else ""
+        return f"not replayed: nothing reads the value, so no kernel consumes it{why}"
+    return None
+
+
 def confirmation_from_result(result: ReplayResult) -> dict[str, Any]:
     rel = result.rel_error
     if rel is not None and not math.isfinite(rel):
@@ -320,8 +345,13 @@ def confirm_findings(
     out: dict[str, Any] = copy.deepcopy(dict(doc))
     findings = out.get("findings") or []
     targets: list[tuple[dict[str, Any], ReplayCase]] = []
+    convention = _convention(kernel, kernel_adapter)
     for finding in findings:
         if not isinstance(finding, dict) or not is_replayable(finding):
+            continue
+        skipped = unconsumed(finding)
+        if skipped is not None:
+            finding["confirmation"] = _confirmation("skipped", skipped)
             continue
         try:
             targets.append((finding, case_from_finding(finding, dtype=dtype)))
@@ -366,7 +396,7 @@ def confirm_findings(
         if isinstance(result, ReplayError):
             finding["confirmation"] = _confirmation("skipped", f"replay failed: {result.reason}")
             continue
-        finding["confirmation"] = confirmation_from_result(result)
+        finding["confirmation"] = {**confirmation_from_result(result), "convention": convention}
         if result.reproduced:
             confirmed.append((finding, result))
 

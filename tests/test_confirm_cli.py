@@ -66,6 +66,11 @@ def test_confirm_rewrites_the_document_in_place(tmp_path: Path) -> None:
     stride = next(f for f in after["findings"] if f["code"] == "IDX001")
     assert "rows never written" in stride["confirmation"]["reason"]
     assert stride["confirmation"]["device"].startswith("cpu")
+    # Whose indexing convention the replay used, and that a kernel reads the value.
+    assert (
+        "convention of SGLang's Triton `extend_attention_fwd`"
+        in stride["confirmation"]["convention"]
+    )
     assert f"idxcheck confirm: {len(statuses)} confirmed" in proc.stderr
     emitted = sorted(p.name for p in (tmp_path / "regressions").iterdir())
     assert emitted == [

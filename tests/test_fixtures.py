@@ -12,7 +12,7 @@ from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 
 from .conftest import FIXTURES, ROOT
-from .expectations import expectations
+from .expectations import expectations, note_expectations
 
 BACKENDS = sorted((FIXTURES / "bugs").glob("*.py")) + sorted((FIXTURES / "correct").glob("*.py"))
 STRICT = Config(raise_on_unsupported=True)
@@ -26,14 +26,22 @@ def found(result_findings: list) -> set[tuple[str, int, str]]:  # type: ignore[t
     return {(f.span.path, f.span.line, f.code) for f in result_findings}
 
 
+def noted(result_findings: list) -> set[tuple[str, int, str]]:  # type: ignore[type-arg]
+    """The notes among the findings: values nothing reads."""
+    return {(f.span.path, f.span.line, f.code) for f in result_findings if f.severity == "note"}
+
+
 def test_fixture_folder_matches_expectations() -> None:
     result = scan(["fixtures/bugs", "fixtures/correct", "fixtures/runtime"], STRICT)
     expected: set[tuple[str, int, str]] = set()
+    notes: set[tuple[str, int, str]] = set()
     for path in BACKENDS:
         expected |= expectations(path, rel(path))
+        notes |= note_expectations(path, rel(path))
     assert result.errors == []
     assert result.mode_model_source == "fixtures/runtime/forward_mode.py"
     assert found(result.findings) == expected
+    assert noted(result.findings) == notes
 
 
 @pytest.mark.parametrize("path", BACKENDS, ids=lambda p: p.name)
@@ -42,6 +50,7 @@ def test_each_fixture_alone(path: Path) -> None:
     assert result.errors == []
     assert result.mode_model_source == "profile sglang"
     assert found(result.findings) == expectations(path, rel(path))
+    assert noted(result.findings) == note_expectations(path, rel(path))
 
 
 def test_bug_fixtures_are_flagged_and_correct_ones_are_not() -> None:

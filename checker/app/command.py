@@ -21,6 +21,7 @@ from idxcheck.app.config_file import (
 from idxcheck.app.policy import PolicyOptions
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
+from idxcheck.model.kinds import Severity
 from idxcheck.model.outcome import Scan
 from idxcheck.model.verdicts import Verdict
 
@@ -209,12 +210,13 @@ def _resolved(request: ScanRequest) -> Resolved:
 def exit_code(result: ScanResult, config: Config, exit_zero: bool = False) -> int:
     """1 for findings, per-file errors or (`--strict`) UNKNOWN verdicts, else 0; 0 whatever
     was found with `exit_zero` (`--exit-zero`). A finding of an advisory rule (an unused
-    suppression, `rules.meta`) fails the run only under `--strict`."""
+    suppression, `rules.meta`) fails the run only under `--strict`; a note (a value nothing
+    reads) fails nothing."""
     from idxcheck.rules.meta import advisory_codes
 
     advisory = frozenset() if config.strict else advisory_codes()
     failed = (
-        any(f.code not in advisory for f in result.findings)
+        any(f.code not in advisory and f.severity != Severity.NOTE for f in result.findings)
         or bool(result.errors)
         or (config.strict and any(n.verdict == Verdict.UNKNOWN for n in result.notes))
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from idxcheck.check.build import FindingBuilder
@@ -14,17 +14,18 @@ from idxcheck.facts.constraints import TreeConstraints
 from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.mode_model import is_mode_enum
 from idxcheck.facts.modes import ModeModel
+from idxcheck.facts.readers import ClassReaders
 from idxcheck.facts.runtime_model import RuntimeModel
 from idxcheck.interp.classes import ClassFacts, analyse_class, analyse_function
 from idxcheck.interp.state import Binding, ScanContext
 from idxcheck.model.config import Config
-from idxcheck.model.findings import FileError, Finding, SiteNote
+from idxcheck.model.findings import Consumer, FileError, Finding, SiteNote
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
-from idxcheck.source.files import SourceError, SourceFile
+from idxcheck.source.files import ClassSource, SourceError, SourceFile
 from idxcheck.source.index import ClassIndex, DataclassIndex
 from idxcheck.source.tree import HitLines
 from idxcheck.sym.terms import Term, forget_specialisations
@@ -102,6 +103,8 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.dataclasses.file_resolver(source),
     )
     analysed: list[ClassFacts] = []
+    # Each class's source, for the readers analysis of the classes with findings.
+    sources: dict[int, ClassSource] = {}
     try:
         for block in source.blocks_containing(facts.hits.get(source.path, [])):
             if facts.dataclasses.is_dataclass_block(source, block):
@@ -112,6 +115,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
                 if is_mode_enum(cls, facts.modes.enum_name):
                     continue
                 class_facts = analyse_class(cls, ctx)
+                sources[id(class_facts)] = cls
             else:
                 fn = source.function_source(block)
                 part.parsed = True
@@ -122,7 +126,23 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         part.errors.append(FileError(source.path, str(exc)))
     except RecursionError:
         part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
-    check_facts(analysed, checker, facts.constraints, part)
+    found: dict[int, ClassReaders] = {}
+
+    def consumer(class_facts: ClassFacts, binding: Binding, mode: str) -> Consumer | None:
+        cls = sources.get(id(class_facts))
+        if cls is None:
+            return None
+        readers = found.get(id(cls))
+        if readers is None:
+            readers = found[id(cls)] = ClassReaders(cls, ctx)
+        return readers.consumer(binding, mode)
+
+    try:
+        check_facts(analysed, checker, facts.constraints, part, consumer)
+    except SourceError as exc:
+        part.errors.append(FileError(source.path, str(exc)))
+    except RecursionError:
+        part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
     checker.forget_translations()
     source.forget_parses()
     forget_specialisations()
@@ -134,11 +154,13 @@ def check_facts(
     checker: Checker,
     constraints: TreeConstraints | None,
     part: FilePart,
+    consumer: Callable[[ClassFacts, Binding, str], Consumer | None] | None = None,
 ) -> None:
     """Each class's obligations decided, counted and noted in `part`, then the findings of
     the refuted ones built, in decision order."""
     outcomes: list[Outcome] = []
-    # Each outcome's class (by the outcome's identity), for the attributes a fix may use.
+    # Each outcome's class (by the outcome's identity), for the attributes a fix may use and
+    # for the readers of its value.
     owners: dict[int, ClassFacts] = {}
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
@@ -180,6 +202,12 @@ def check_facts(
             continue
         ob = outcome.obligation
         owner = owners.get(id(outcome))
+        read = (
+            consumer(owner, ob.binding, ob.mode)
+            if consumer is not None and owner is not None
+            else None
+        )
+        outcome = _kernel_of_consumer(outcome, read, checker)
         part.findings.append(
             (
                 builder.build(
@@ -187,6 +215,7 @@ def check_facts(
                     _companions(outcome, outcomes),
                     owner.int_attrs if owner is not None else None,
                     frozenset(function_modes[ob.binding.function] - {ob.mode}),
+                    read,
                 ),
                 ob.binding.loc.span,
                 ob.binding.name,
@@ -194,6 +223,25 @@ def check_facts(
             )
         )
     part.notes.extend(notes.values())
+
+
+def _kernel_of_consumer(outcome: Outcome, read: Consumer | None, checker: Checker) -> Outcome:
+    """Kernel-aware severity from the value's consumer: a grid scalar handed to a launcher of
+    the scanned tree is judged by that launcher's block sizes whatever its name; one nothing
+    reads sizes no grid."""
+    if read is None:
+        return outcome
+    if read.status == "unread":
+        return replace(outcome, kernel=None)
+    ob = outcome.obligation
+    if (
+        outcome.kernel is None
+        and read.status == "call"
+        and read.callee in checker.launchers
+        and type(ob.rule).kernel_grid is not Rule.kernel_grid
+    ):
+        return replace(outcome, kernel=checker.kernel_of(ob, read.callee))
+    return outcome
 
 
 def _groups(bindings: list[Binding]) -> dict[tuple[int, Role], list[Binding]]:

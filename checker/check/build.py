@@ -12,8 +12,8 @@ from idxcheck.check.launch import launch_of
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.facts.modes import ModeModel
 from idxcheck.interp.values import LayoutV, RuntimeV
-from idxcheck.model.findings import Finding, Fix, Related, make_finding
-from idxcheck.model.kinds import Severity
+from idxcheck.model.findings import Consumer, Finding, Fix, Related, make_finding
+from idxcheck.model.kinds import BindingKind, Severity
 from idxcheck.model.replay import ReplayBlock
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
@@ -94,9 +94,11 @@ class FindingBuilder:
         companions: dict[str, Term],
         attrs: dict[str, Term] | None = None,
         other_modes: frozenset[str] = frozenset(),
+        read: Consumer | None = None,
     ) -> Finding:
         """The finding of a refuted obligation; `attrs`: the integer attributes of its class,
-        `other_modes`: the other modes its function is checked in (for the fix)."""
+        `other_modes`: the other modes its function is checked in (for the fix), `read`: who
+        reads the value (a note where nothing does)."""
         ob = outcome.obligation
         atoms = dict(outcome.atoms)
         width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=atoms)
@@ -125,6 +127,8 @@ class FindingBuilder:
                 parts = replace(
                     parts, explain=(*parts.explain, *ob.rule.explain_without_kernel(grid[0]))
                 )
+        if read is not None:
+            parts, severity, related = self._with_consumer(ob, read, parts, severity, related)
         holds = render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode))
         class_name = ob.binding.function.split(".")[0] if "." in ob.binding.function else ""
         launch = launch_of(
@@ -137,8 +141,9 @@ class FindingBuilder:
             if outcome.kernel is not None and outcome.kernel.row is not None
             else "",
         )
-        fix = self._fix(ob, parts, attrs or {}, other_modes)
-        return make_finding(
+        # A value nothing reads needs no fix: the note says so, and nothing is rewritten.
+        fix = None if severity == Severity.NOTE else self._fix(ob, parts, attrs or {}, other_modes)
+        finding = make_finding(
             code=ob.rule.code,
             name=ob.rule.name,
             severity=severity,
@@ -159,6 +164,31 @@ class FindingBuilder:
             launch=launch,
             fix=fix,
         )
+        return replace(finding, consumer=read) if read is not None else finding
+
+    def _with_consumer(
+        self,
+        ob: Obligation,
+        read: Consumer,
+        parts: _Parts,
+        severity: Severity,
+        related: tuple[Related, ...],
+    ) -> tuple[_Parts, Severity, tuple[Related, ...]]:
+        """The finding with the value's consumer: named as a related location where it is
+        read, a note where nothing reads it."""
+        if read.status == "unread":
+            target = ob.binding.loc.text if ob.binding.kind == BindingKind.ATTRIBUTE else ""
+            what = target or ob.binding.name
+            message = parts.message + f"; nothing reads `{what}` in {ob.mode}"
+            explain = (*parts.explain, f"reader: none: {read.text}")
+            return replace(parts, message=message, explain=explain), Severity.NOTE, related
+        if read.status in ("call", "read") and read.span != ob.binding.loc.span:
+            return (
+                replace(parts, explain=(*parts.explain, f"reader: {read.text}")),
+                severity,
+                (*related, Related("reader", read.text.split(" at ")[0], read.span)),
+            )
+        return replace(parts, explain=(*parts.explain, f"reader: {read.text}")), severity, related
 
     def _fix(
         self, ob: Obligation, parts: _Parts, attrs: dict[str, Term], other_modes: frozenset[str]

@@ -123,6 +123,10 @@ class Checker:
             return None
         return kernel_verdict(ob, target[0], self.launchers, self.profile, self._check)
 
+    def kernel_of(self, ob: Obligation, launcher: str) -> KernelVerdict | None:
+        """Kernel-aware severity of a refuted obligation against the launcher `launcher`."""
+        return kernel_verdict(ob, launcher, self.launchers, self.profile, self._check)
+
     def forget_translations(self) -> None:
         """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
         if self._solver is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from idxcheck.check.analyse import FilePart
 from idxcheck.model.findings import FileError, Finding, Related, SiteNote
+from idxcheck.model.kinds import Severity
 from idxcheck.model.spans import Span
 
 PART_COUNTS = ("obligations", "proved", "refuted", "unknown", "unsupported", "unreachable")
@@ -52,6 +53,10 @@ def merge_parts(parts: Iterable[FilePart]) -> Merged:
             if first is None:
                 by_key[key] = finding
                 continue
+            if first.severity == Severity.NOTE and finding.severity != Severity.NOTE:
+                # A class that reads the value (a subclass elsewhere) makes it a finding.
+                by_key[key] = replace(finding, related=(*finding.related, *first.related))
+                first = by_key[key]
             # One finding per place to fix; the other places that use the same value are
             # related.
             if (

@@ -63,6 +63,18 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Consumer:
+    """Who reads a value: `call` (handed to a call, `callee` its name), `read` (read in the
+    class otherwise), `escapes` (its object may be read where the analysis does not look),
+    `unread` (nothing reads it: the finding is a note)."""
+
+    status: str
+    text: str
+    span: Span | None = None
+    callee: str = ""
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -83,6 +95,7 @@ class Finding:
     confirmation: dict[str, Any] | None = None
     launch: Launch | None = None
     fix: Fix | None = None
+    consumer: Consumer | None = None
 
 
 @dataclass(frozen=True)

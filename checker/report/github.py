@@ -32,7 +32,7 @@ def annotation(finding: Finding) -> str:
     title = f"{finding.code} {finding.name}" + (f" ({finding.mode})" if finding.mode else "")
     props.append(f"title={_prop(title)}")
     lines = [finding.message, *detail_lines(finding)]
-    kind = "error" if finding.severity == "error" else "warning"
+    kind = {"error": "error", "note": "notice"}.get(finding.severity, "warning")
     return f"::{kind} {','.join(props)}::{_data(lines)}"
 
 

@@ -60,6 +60,15 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         if fix is not None
         else None
     )
+    if finding.consumer is not None:
+        read = finding.consumer
+        out["consumer"] = {
+            "status": read.status,
+            "text": read.text,
+            **path_fields(read.span.path if read.span else None),
+            "line": read.span.line if read.span else None,
+            "callee": read.callee or None,
+        }
     if finding.confirmation is not None:
         out["confirmation"] = finding.confirmation
     return out

@@ -157,7 +157,7 @@ def _multiformat(markdown: str) -> dict[str, str]:
 
 
 def _level(severity: str) -> str:
-    return "error" if severity == "error" else "warning"
+    return {"error": "error", "note": "note"}.get(severity, "warning")
 
 
 def _message(finding: Finding) -> str:

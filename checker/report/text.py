@@ -32,7 +32,8 @@ class Style:
         return self._wrap("1", text)
 
     def severity(self, severity: str, text: str) -> str:
-        return self._wrap("1;31" if severity == "error" else "1;33", text)
+        color = {"error": "1;31", "note": "1;36"}.get(severity, "1;33")
+        return self._wrap(color, text)
 
     def gutter(self, text: str) -> str:
         return self._wrap("1;34", text)
@@ -242,12 +243,15 @@ def summary_line(report: Report, style: Style | None = None) -> str:
 
     style = style or Style(False)
     stats = report.result.stats
-    count = len(report.findings)
+    # Notes (values nothing reads) fail nothing: counted apart from the findings.
+    notes = sum(1 for f in report.findings if f.severity == "note")
+    count = len(report.findings) - notes
     from_refuted, about_comments = finding_origins(report)
     advisory = 0 if report.strict else sum(f.code in advisory_codes() for f in report.findings)
     refuted = f"{stats.refuted} refuted"
     if stats.refuted or from_refuted:
-        refuted += f" in {plural(from_refuted, 'finding')}"
+        refuted += f" in {plural(from_refuted - notes, 'finding')}"
+        refuted += f" and {plural(notes, 'note')}" if notes else ""
     extra = [
         f"{len(report.suppressed)} suppressed" if report.suppressed else "",
         f"{len(report.baselined)} baselined" if report.baselined else "",
