@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from idxcheck.interp import library
+from idxcheck.interp import functions, library
 from idxcheck.interp.choices import (
     SELF_PREFIX,
     iter_choice,
@@ -171,6 +171,7 @@ class ClassInterpreter:
         self.accesses: list[BufferAccess] = []
         self.errors: list[str] = []
         self._active: list[str] = []
+        self.tree_calls: list[FunctionSource] = []  # functions of the tree being followed
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -701,6 +702,9 @@ class ClassInterpreter:
             or name in library.BARE_FUNCTIONS
         ):
             return FunctionRefV(name)
+        found = functions.tree_name(self, name, frame)
+        if found is not None:
+            return found
         return UnknownV(f"name `{name}` is not defined in the analysed code")
 
     def eval_Integer(self, node: cst.Integer, state: State, frame: Frame) -> Value:
@@ -1561,6 +1565,9 @@ class ClassInterpreter:
             return ConfigV(f"{name}()")
         if name in self.profile.width_functions:
             return self.width_function(name, args, kwargs, None, node, state, frame)
+        followed = functions.call_tree_function(self, name, args, kwargs, node, state, frame)
+        if followed is not None:
+            return followed
         found = library.fallback(call)
         if found is not None:
             return found

@@ -1,0 +1,98 @@
+"""Functions of the scanned tree called from the code interpreted: a module-level function of
+the same file, or one imported from another file of the tree (`from .utils import f`,
+`import pkg.mod as m; m.f(...)`), found by `source.modules.FunctionIndex` and interpreted with
+the caller's arguments (positional, keyword, defaults), as a helper of the same class is. Each
+call is resolved from the file of the function that makes it, so that a helper's own calls
+follow its file's imports."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from idxcheck.interp.state import Frame, ScanContext, State
+from idxcheck.interp.values import FunctionRefV, ModuleV, SelfV, UnknownV, Value
+from idxcheck.source.files import FunctionSource
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+class ClassInterpreter(Protocol):
+    """What following a call needs of `interpreter.ClassInterpreter` (which imports this)."""
+
+    ctx: ScanContext
+    tree_calls: list[FunctionSource]
+
+    def inline(
+        self,
+        fn: FunctionSource,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+        receiver: Value | None = None,
+        as_self: bool = False,
+    ) -> Value: ...
+
+
+# How many functions of the tree a call may be nested in (a helper calling a helper ...): the
+# calls below it are not followed, and what they return is UNSUPPORTED with this reason.
+MAX_FUNCTION_DEPTH = 4
+
+
+def tree_name(interp: ClassInterpreter, name: str, frame: Frame) -> Value | None:
+    """What a name bound nowhere in the function stands for when the file of `frame` defines
+    it at module level or imports it from the tree: a function (resolved where it is called),
+    a module of the tree, or, for an import that leads to no function, why not. None: neither
+    (the caller says the name is not defined)."""
+    index = interp.ctx.functions
+    if index is None:
+        return None
+    if index.module_alias(name, frame.fn.file):
+        return ModuleV(name)
+    resolved = index.lookup(name, frame.fn.file)
+    if resolved is None:
+        return None
+    if resolved.function is None:
+        return UnknownV(resolved.reason)
+    return FunctionRefV(name)
+
+
+def call_tree_function(
+    interp: ClassInterpreter,
+    name: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: cst.Call,
+    state: State,
+    frame: Frame,
+) -> Value | None:
+    """The value of a call of the tree function `name` (`f`, `m.f`), interpreted with the
+    caller's arguments; None where `name` is no function of the tree."""
+    index = interp.ctx.functions
+    if index is None:
+        return None
+    resolved = index.lookup(name, frame.fn.file)
+    if resolved is None:
+        return None
+    fn = resolved.function
+    if fn is None:
+        return UnknownV(f"call to `{name}`: {resolved.reason}")
+    active = interp.tree_calls
+    if any(other is fn for other in active):
+        path = " -> ".join([*(f.name for f in active), fn.name])
+        return UnknownV(f"recursive call to `{fn.name}` ({path}) is not followed")
+    if len(active) >= MAX_FUNCTION_DEPTH:
+        return UnknownV(
+            f"call to `{fn.name}` nested in more than {MAX_FUNCTION_DEPTH} functions of the "
+            "scanned tree is not followed"
+        )
+    # A function handed the caller's `self` (`build(self, bs)`) reads and writes that object:
+    # it shares the caller's attributes and methods, as a helper method does.
+    shares_self = any(isinstance(v, SelfV) for v in [*args, *kwargs.values()])
+    active.append(fn)
+    try:
+        return interp.inline(fn, args, kwargs, node, state, frame, as_self=shares_self)
+    finally:
+        active.pop()
