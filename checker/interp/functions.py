@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from idxcheck.interp.state import Frame, ScanContext, State
-from idxcheck.interp.values import FunctionRefV, ModuleV, SelfV, UnknownV, Value
-from idxcheck.source.files import FunctionSource
+from idxcheck.interp.state import Binding, Frame, ScanContext, State
+from idxcheck.interp.values import FunctionRefV, IntV, ModuleV, SelfV, UnknownV, Value
+from idxcheck.profiles.schema import Profile
+from idxcheck.source.files import FunctionSource, SourceError
+from idxcheck.sym.terms import strip
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -21,6 +23,8 @@ class ClassInterpreter(Protocol):
     """What following a call needs of `interpreter.ClassInterpreter` (which imports this)."""
 
     ctx: ScanContext
+    profile: Profile
+    bindings: list[Binding]
     tree_calls: list[FunctionSource]
 
     def inline(
@@ -54,7 +58,7 @@ def tree_name(interp: ClassInterpreter, name: str, frame: Frame) -> Value | None
     resolved = index.lookup(name, frame.fn.file)
     if resolved is None:
         return None
-    if resolved.function is None:
+    if resolved.definition is None:
         return UnknownV(resolved.reason)
     return FunctionRefV(name)
 
@@ -76,9 +80,12 @@ def call_tree_function(
     resolved = index.lookup(name, frame.fn.file)
     if resolved is None:
         return None
-    fn = resolved.function
-    if fn is None:
+    if resolved.definition is None:
         return UnknownV(f"call to `{name}`: {resolved.reason}")
+    try:
+        fn = resolved.function()
+    except SourceError as exc:
+        return UnknownV(f"call to `{name}`: {exc}")
     active = interp.tree_calls
     if any(other is fn for other in active):
         path = " -> ".join([*(f.name for f in active), fn.name])
@@ -91,8 +98,36 @@ def call_tree_function(
     # A function handed the caller's `self` (`build(self, bs)`) reads and writes that object:
     # it shares the caller's attributes and methods, as a helper method does.
     shares_self = any(isinstance(v, SelfV) for v in [*args, *kwargs.values()])
+    start = len(interp.bindings)
     active.append(fn)
     try:
-        return interp.inline(fn, args, kwargs, node, state, frame, as_self=shares_self)
+        value = interp.inline(fn, args, kwargs, node, state, frame, as_self=shares_self)
     finally:
         active.pop()
+    _drop_passed_through(interp, start, kwargs)
+    return value
+
+
+def _drop_passed_through(interp: ClassInterpreter, start: int, kwargs: dict[str, Value]) -> None:
+    """The bindings made inside the function of a value its caller passed by a keyword that
+    named a role (`wrapper(max_seqlen_q=n)` handing `n` on to a kernel): the call bound that
+    value already, and a wrapper with two sinks would count each site two more times."""
+    passed = [
+        (role, value) for key, value in kwargs.items() if (role := interp.profile.role_of(key))
+    ]
+    if not passed:
+        return
+    kept = [
+        b
+        for b in interp.bindings[start:]
+        if not any(role == b.role and _same(value, b.value) for role, value in passed)
+    ]
+    interp.bindings[start:] = kept
+
+
+def _same(passed: Value, bound: Value) -> bool:
+    if passed is bound:
+        return True
+    if isinstance(passed, IntV) and isinstance(bound, IntV):
+        return strip(passed.term) == strip(bound.term)
+    return False

@@ -1370,6 +1370,7 @@ class ClassInterpreter:
         node: cst.Call,
         state: State,
         frame: Frame,
+        keywords_bound: bool = False,
     ) -> Value:
         keyword_nodes = {a.keyword.value: a for a in node.args if a.keyword is not None}
         # Keywords that name a role bind the value, whatever is called (a metadata class, a
@@ -1379,7 +1380,7 @@ class ClassInterpreter:
             and isinstance(func.receiver, SelfV)
             and func.name in self.methods
         )
-        if not isinstance(func, ClassRefV) and not inlined:
+        if not isinstance(func, ClassRefV) and not inlined and not keywords_bound:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
             for key, value in kwargs.items():
@@ -1387,7 +1388,11 @@ class ClassInterpreter:
                     key, value, keyword_nodes[key], BindingKind.KEYWORD, state, frame, group=group
                 )
         if isinstance(func, ChoiceV):
-            return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
+            # One of several functions (what a resolver returns on each path): the keywords
+            # are bound once, above, not once per alternative.
+            return map_choice(
+                func, lambda f: self.call(f, args, kwargs, node, state, frame, keywords_bound=True)
+            )
         if isinstance(func, BoundMethodV):
             return self.call_method(func, args, kwargs, node, state, frame)
         if isinstance(func, ModuleV):

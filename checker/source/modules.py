@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from idxcheck.source.files import Block, FunctionSource, SourceError, SourceFile, reading
+from idxcheck.source.files import Block, FunctionSource, SourceFile, reading
 
 # `from a import b`, `import a.b as m` at the start of a line (the module's own imports; those
 # under an `if` or a `try` are conditional and not read).
@@ -102,12 +102,18 @@ def absolute_module(module: str, importer: SourceFile) -> tuple[str, ...] | None
 
 @dataclass(frozen=True)
 class Resolved:
-    """Where a call's name led: the function's definition, or why there is none. `files` are
+    """Where a call's name led: the function's `def` block, or why there is none. `files` are
     the files the resolution read (the definition's, the re-exporting packages')."""
 
-    function: FunctionSource | None
+    definition: tuple[SourceFile, Block] | None
     reason: str
     files: tuple[SourceFile, ...] = ()
+
+    def function(self) -> FunctionSource:
+        """The function, parsed (SourceError where it cannot be)."""
+        assert self.definition is not None
+        source, block = self.definition
+        return source.function_source(block)
 
 
 class FunctionIndex:
@@ -132,6 +138,15 @@ class FunctionIndex:
         # package (`torch`, `triton`) is no business of the index.
         self._packages = {parts[0] for parts in self._modules if parts}
         self._asked: set[str] | None = None  # see `recording`
+        # Resolutions by (importer, name) and imports by file: a scan's files do not change.
+        self._resolved: dict[tuple[str, str], Resolved] = {}
+        self._imports: dict[str, dict[str, Imported]] = {}
+
+    def imports(self, source: SourceFile) -> dict[str, Imported]:
+        found = self._imports.get(source.path)
+        if found is None:
+            found = self._imports[source.path] = file_imports(source)
+        return found
 
     def named(self, name: str) -> list[tuple[SourceFile, Block]]:
         """The module-level `def` blocks named `name`, anywhere in the tree."""
@@ -172,7 +187,7 @@ class FunctionIndex:
         first = dotted.split(".", 1)[0]
         if "." not in dotted and any(b.kind == "def" for b in near.blocks_named(dotted)):
             return self._resolve(dotted, near)
-        imported = file_imports(near).get(first)
+        imported = self.imports(near).get(first)
         if imported is None or (
             not imported.module.startswith(".")
             and imported.module.split(".")[0] not in self._packages
@@ -185,7 +200,7 @@ class FunctionIndex:
     def module_alias(self, name: str, near: SourceFile) -> bool:
         """Whether `name` is a module of the tree that `near` imports (`import a.b as m`,
         `from . import utils`): its attributes are then looked up as functions."""
-        imported = file_imports(near).get(name)
+        imported = self.imports(near).get(name)
         if imported is None:
             return False
         if imported.name is None:
@@ -196,6 +211,13 @@ class FunctionIndex:
         return target is not None and len(self._modules.get(target, [])) == 1
 
     def _resolve(self, dotted: str, near: SourceFile) -> Resolved:
+        key = (near.path, dotted)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve_anew(dotted, near)
+        return found
+
+    def _resolve_anew(self, dotted: str, near: SourceFile) -> Resolved:
         parts = dotted.split(".")
         files: list[SourceFile] = []
         source = near
@@ -207,12 +229,8 @@ class FunctionIndex:
                         None, f"`{parts[0]}` is defined more than once in {source.path}", ()
                     )
                 if defs:
-                    try:
-                        fn = source.function_source(defs[0])
-                    except SourceError as exc:
-                        return Resolved(None, f"`{parts[0]}` in {source.path}: {exc}", ())
-                    return Resolved(fn, "", tuple(files))
-            imported = file_imports(source).get(parts[0])
+                    return Resolved((source, defs[0]), "", tuple(files))
+            imported = self.imports(source).get(parts[0])
             if imported is None:
                 return Resolved(
                     None, f"`{'.'.join(parts)}` is not a function of {source.path}", tuple(files)
@@ -229,30 +247,35 @@ class FunctionIndex:
                 target_parts, wanted = base, [imported.name, *rest]
             while len(wanted) > 1 and (*target_parts, wanted[0]) in self._modules:
                 target_parts, wanted = (*target_parts, wanted[0]), wanted[1:]
-            if len(wanted) != 1:
-                return Resolved(
-                    None,
-                    f"`{dotted}` is imported from `{'.'.join(module)}`, which is not a file "
-                    "among those idxcheck reads",
-                    tuple(files),
-                )
+            shown = _shown(imported.module, base, target_parts)
             candidates = self._modules.get(tuple(target_parts), [])
-            if not candidates:
+            if len(wanted) > 1 or not candidates:
                 return Resolved(
                     None,
-                    f"`{dotted}` is imported from `{'.'.join(target_parts)}`, which is not a "
-                    "file among those idxcheck reads",
+                    f"`{dotted}` is imported from `{shown}`, which is not a file among those "
+                    "idxcheck reads",
                     tuple(files),
                 )
             if len(candidates) > 1:
                 return Resolved(
                     None,
-                    f"`{dotted}` is imported from `{'.'.join(target_parts)}`, which more than "
-                    "one scanned file may be",
+                    f"`{dotted}` is imported from `{shown}`, which more than one scanned file "
+                    "may be",
                     tuple(files),
                 )
+            if not wanted:
+                return Resolved(None, f"`{dotted}` is a module, not a function", tuple(files))
             source, parts = candidates[0], wanted
             files.append(source)
         return Resolved(
             None, f"`{dotted}` is re-exported more than {MAX_REEXPORTS} times", tuple(files)
         )
+
+
+def _shown(written: str, base: tuple[str, ...], target: tuple[str, ...]) -> str:
+    """A module as the import wrote it (`.utils`, `pkg.mod`), with the submodules the name
+    went on into."""
+    more = ".".join(target[len(base) :])
+    if not more:
+        return written
+    return f"{written}{more}" if written.endswith(".") else f"{written}.{more}"
