@@ -14,7 +14,7 @@ from idxcheck.model.config import Config
 from idxcheck.source.files import SourceFile
 from idxcheck.source.modules import FunctionIndex, absolute_module, file_imports
 
-BACKEND = '''
+BACKEND = """
 class RowsBackend:
     def __init__(self, model_runner):
         self.drafts = model_runner.server_args.speculative_num_draft_tokens
@@ -23,7 +23,7 @@ class RowsBackend:
     def init_forward_metadata(self, forward_batch):
         if forward_batch.forward_mode.is_draft_extend_v2():
             self.forward_metadata = Rows(max_seqlen_q={call})
-'''
+"""
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
