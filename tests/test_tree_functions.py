@@ -164,3 +164,16 @@ def test_a_wrapper_and_a_choice_of_functions_count_a_site_once(tmp_path: Path) -
     found, reasons, wrapped = _scan(tmp_path / "wrapped")
     assert found == set() and reasons == []
     assert wrapped == 2 * alone  # the two calls, each once
+
+
+def test_a_finding_in_a_shared_helper_names_the_call_that_reached_it() -> None:
+    """The helper's return expression is the place to fix (the width is computed there, for
+    every caller); the call of the backend that reached it is a related location."""
+    result = scan(["fixtures/bugs/split_pass"], Config())
+    finding = next(f for f in result.findings if f.code == "IDX002" and f.mode == "DRAFT_EXTEND_V2")
+    assert (Path(finding.span.path).name, finding.span.line) == ("pass_layout.py", 20)
+    calls = [r for r in finding.related if r.role == "call"]
+    assert [(Path(r.file).name, r.span.line if r.span else 0) for r in calls] == [
+        ("backend.py", 17)
+    ]
+    assert calls[0].message.startswith("the value comes out of the call `pass_layout(count,")

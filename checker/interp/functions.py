@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from idxcheck.interp.state import Binding, Frame, ScanContext, State
-from idxcheck.interp.values import FunctionRefV, IntV, ModuleV, SelfV, UnknownV, Value
+from idxcheck.interp.values import FunctionRefV, IntV, ModuleV, SelfV, TupleV, UnknownV, Value
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource, SourceError
 from idxcheck.sym.terms import strip
@@ -38,6 +38,8 @@ class ClassInterpreter(Protocol):
         receiver: Value | None = None,
         as_self: bool = False,
     ) -> Value: ...
+
+    def tag(self, value: Value, node: cst.BaseExpression, frame: Frame) -> Value: ...
 
 
 # How many functions of the tree a call may be nested in (a helper calling a helper ...): the
@@ -105,7 +107,15 @@ def call_tree_function(
     finally:
         active.pop()
     _drop_passed_through(interp, start, kwargs)
-    return value
+    return _through(interp, value, node, frame)
+
+
+def _through(interp: ClassInterpreter, value: Value, node: cst.Call, frame: Frame) -> Value:
+    """The returned integers (a tuple's too) tagged with the call: the place a finding names
+    as the call that gave the value (`starts, rows = layout(...)` tags no call itself)."""
+    if isinstance(value, TupleV):
+        return TupleV(tuple(_through(interp, item, node, frame) for item in value.items))
+    return interp.tag(value, node, frame)
 
 
 def _drop_passed_through(interp: ClassInterpreter, start: int, kwargs: dict[str, Value]) -> None:
