@@ -14,7 +14,7 @@ from idxcheck.model.config import Config
 from .conftest import FIXTURES, ROOT
 from .expectations import expectations, note_expectations
 
-BACKENDS = sorted((FIXTURES / "bugs").glob("*.py")) + sorted((FIXTURES / "correct").glob("*.py"))
+BACKENDS = sorted((FIXTURES / "bugs").rglob("*.py")) + sorted((FIXTURES / "correct").rglob("*.py"))
 STRICT = Config(raise_on_unsupported=True)
 
 
@@ -44,19 +44,31 @@ def test_fixture_folder_matches_expectations() -> None:
     assert noted(result.findings) == notes
 
 
-@pytest.mark.parametrize("path", BACKENDS, ids=lambda p: p.name)
-def test_each_fixture_alone(path: Path) -> None:
-    result = scan([rel(path)], STRICT)
+def units() -> list[Path]:
+    """What is scanned alone: each file of bugs/ and correct/, and each folder below them (a
+    backend with the files it imports functions from) as a whole."""
+    found: set[Path] = set()
+    for path in BACKENDS:
+        found.add(path if path.parent.name in ("bugs", "correct") else path.parent)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("unit", units(), ids=lambda p: p.name)
+def test_each_fixture_alone(unit: Path) -> None:
+    result = scan([rel(unit)], STRICT)
     assert result.errors == []
     assert result.mode_model_source == "profile sglang"
-    assert found(result.findings) == expectations(path, rel(path))
-    assert noted(result.findings) == note_expectations(path, rel(path))
+    files = sorted(unit.glob("*.py")) if unit.is_dir() else [unit]
+    expected = set().union(*(expectations(path, rel(path)) for path in files))
+    assert found(result.findings) == expected
+    notes = set().union(*(note_expectations(path, rel(path)) for path in files))
+    assert noted(result.findings) == notes
 
 
 def test_bug_fixtures_are_flagged_and_correct_ones_are_not() -> None:
     bugs = scan(["fixtures/bugs"], STRICT)
     assert {f.span.path for f in bugs.findings} == {
-        rel(p) for p in (FIXTURES / "bugs").glob("*.py")
+        rel(p) for p in (FIXTURES / "bugs").rglob("*.py")
     }
     correct = scan(["fixtures/correct"], STRICT)
     assert correct.findings == []

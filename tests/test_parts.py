@@ -293,14 +293,45 @@ def test_code_digests_of_looked_up_files_come_from_the_cache_by_their_text(
         return SimpleNamespace(classes=ClassIndex([source]))
 
     first = SourceFile("base.py", text)
-    parts.known_code_digests(["Base"], facts_of(first), cache)  # type: ignore[arg-type]
+    parts.known_code_digests([("class", "Base")], facts_of(first), cache)  # type: ignore[arg-type]
     computed = first.code_digest()
     again = SourceFile("base.py", text)
     assert not again.has_code_digest()
-    parts.known_code_digests(["Base", "Missing"], facts_of(again), cache)  # type: ignore[arg-type]
+    parts.known_code_digests(
+        [("class", "Base"), ("class", "Missing")],
+        facts_of(again),  # type: ignore[arg-type]
+        cache,
+    )
     assert again.has_code_digest() and again.code_digest() == computed
     edited = SourceFile("base.py", text.replace("return 1", "return 2"))
-    parts.known_code_digests(["Base"], facts_of(edited), cache)  # type: ignore[arg-type]
+    parts.known_code_digests([("class", "Base")], facts_of(edited), cache)  # type: ignore[arg-type]
     assert edited.code_digest() != computed
     assert edited.code_digest() == SourceFile("base.py", edited.text).code_digest()
     cache.close()
+
+
+def test_an_edit_of_a_helpers_file_analyses_its_callers_again(
+    tmp_path: Path, analysed: list[str]
+) -> None:
+    """A backend whose width comes from a function of another file: editing only that file
+    (which holds no class the backend inherits and feeds no tree fact) analyses the backend
+    again, and the finding at the call follows the edit."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "bugs" / "split_pass", tree / "split_pass")
+    cache_dir = tmp_path / "cache"
+    first = _json([tree], cache_dir)
+    assert {"backend.py", "pass_layout.py"} <= set(analysed)
+    assert any(
+        f["path"].endswith("pass_layout.py") and f["code"] == "IDX002"  # type: ignore[index]
+        for f in first["findings"]  # type: ignore[attr-defined]
+    )
+    analysed.clear()
+    helper = tree / "split_pass" / "pass_layout.py"
+    text = helper.read_text()
+    assert "return step_budget + 1" in text, "the fixture's helper moved: update this test"
+    helper.write_text(text.replace("return step_budget + 1", "return step_budget + 2"))
+    edited = _json([tree], cache_dir)
+    assert "backend.py" in analysed
+    assert edited == _json([tree], None)
+    messages = [f["message"] for f in edited["findings"]]  # type: ignore[attr-defined]
+    assert any("`step_budget + 2`" in m for m in messages), messages

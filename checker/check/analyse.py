@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,8 +26,9 @@ from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
-from idxcheck.source.files import ClassSource, SourceError, SourceFile
+from idxcheck.source.files import Block, ClassSource, SourceError, SourceFile, strip_comments
 from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import HitLines
 from idxcheck.sym.terms import Term, forget_specialisations
 
@@ -54,6 +56,8 @@ class TreeFacts:
     context_key: str | None = None
     # The rules checked (a test may add its own).
     rules: tuple[type[Rule], ...] = REGISTRY
+    # The module-level functions of the tree, followed where a method calls one.
+    functions: FunctionIndex | None = None
 
     def checker(self, store: VerdictStore | None) -> Checker:
         checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
@@ -101,14 +105,19 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.width_defs,
         facts.classes.lookup,
         facts.dataclasses.file_resolver(source),
+        facts.functions,
     )
     analysed: list[ClassFacts] = []
     # Each class's source, for the readers analysis of the classes with findings.
     sources: dict[int, ClassSource] = {}
+    blocks = source.blocks_containing(facts.hits.get(source.path, []))
+    called = called_functions(source, blocks) if facts.functions is not None else set()
     try:
-        for block in source.blocks_containing(facts.hits.get(source.path, [])):
+        for block in blocks:
             if facts.dataclasses.is_dataclass_block(source, block):
                 continue
+            if block.kind == "def" and block.name in called:
+                continue  # a helper: its sites get the modes of its callers here
             if block.kind == "class":
                 cls = source.class_source(block)
                 part.parsed = True
@@ -147,6 +156,33 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
     source.forget_parses()
     forget_specialisations()
     return part
+
+
+def called_functions(source: SourceFile, blocks: list[Block]) -> set[str]:
+    """The module-level functions of the file that the other analysed blocks reach by calls:
+    they are followed from there (`interp.functions`), not analysed on their own with
+    parameters nobody passes, as a helper method is not an entry point of its class. Functions
+    only a cycle of calls reaches stay entry points."""
+    defined = {b.name for b in source.blocks if b.kind == "def"}
+    if not defined:
+        return set()
+    calls: dict[str, set[str]] = {}
+    for block in blocks:
+        text = strip_comments(source.block_text(block, decorators=False))
+        found = {m.group(1) for m in _CALLED.finditer(text)} & defined
+        calls.setdefault(block.name, set()).update(found - {block.name})
+    called = set().union(*calls.values())
+    pending = [name for name in calls if name not in called]
+    reached: set[str] = set()
+    while pending:
+        for callee in calls.get(pending.pop(), set()):
+            if callee not in reached:
+                reached.add(callee)
+                pending.append(callee)
+    return reached
+
+
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)\s*\(")
 
 
 def check_facts(

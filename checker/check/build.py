@@ -4,6 +4,7 @@ the builder formats, it composes no rule's text."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from idxcheck.check.checker import Outcome
@@ -58,6 +59,8 @@ class _Parts:
     # Whether `primary` is where the site's value was written (a place on its provenance
     # chain), not the layout or binding it falls back to.
     tagged: bool = False
+    # The call of a function the value came out of, where the place to fix is inside it.
+    through: Loc | None = None
 
 
 class FindingBuilder:
@@ -259,7 +262,8 @@ class FindingBuilder:
     ) -> _Parts:
         ob = outcome.obligation
         subject = specialise_term(ob.claim.subject, ob.mode)
-        chosen = primary_tag(selected_tags(subject, env))
+        chain = selected_tags(subject, env)
+        chosen = primary_tag(chain)
         fallback = ob.value.loc if isinstance(ob.value, LayoutV) else ob.binding.loc
         primary = chosen[0] if chosen else fallback
         if chosen:
@@ -312,6 +316,7 @@ class FindingBuilder:
             replay,
             own_symbols,
             bool(chosen),
+            _through_call(chain, primary),
         )
 
     def _text(self, counterexample: dict[str, int]) -> str:
@@ -326,6 +331,15 @@ class FindingBuilder:
         if ob.binding.loc.span.line != primary.span.line:
             related.append(
                 Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
+            )
+        through = parts.through
+        if through is not None and through.span.line != ob.binding.loc.span.line:
+            related.append(
+                Related(
+                    "call",
+                    f"the value comes out of the call `{_clip(through.text)}` here",
+                    through.span,
+                )
             )
         if ob.binding.declared_by is not None and ob.binding.declared_by[1] != primary.span.path:
             # A dataclass of another file: an edit there alone can rename what the call binds.
@@ -508,6 +522,25 @@ def _cancelled(formula: Formula) -> Formula | None:
     if not positive:
         return Cmp(_FLIPPED[formula.op], rhs, Const(0)) if negative else None
     return Cmp(formula.op, lhs, rhs)
+
+
+# A call on the provenance chain that is a function of the analysed code's own (not a library's
+# or a builtin, not a method of the class, whose place the binding or the entry names).
+_OWN_CALL = re.compile(
+    r"^(?!self\.|super\(|(?:torch|np|numpy|triton|tl|math|F)\.)[A-Za-z_][\w.]*\("
+)
+_BUILTIN_CALL = re.compile(r"^(?:max|min|int|len|sum|abs|round|float|bool|getattr|list|tuple)\(")
+
+
+def _through_call(chain: list[tuple[Loc, str]], primary: Loc) -> Loc | None:
+    """The outermost call of a function of the code on the provenance chain outside the
+    primary place (where the caller reached the helper whose expression is to fix)."""
+    for loc, text in chain:
+        if loc is primary:
+            return None
+        if _OWN_CALL.match(text) and not _BUILTIN_CALL.match(text):
+            return loc
+    return None
 
 
 def _clip(text: str, limit: int = 60) -> str:

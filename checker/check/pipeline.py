@@ -30,6 +30,7 @@ from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceFile
 from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import LoadedTree
 from idxcheck.sym.terms import forget_specialisations
 
@@ -212,6 +213,7 @@ def _scan_tree(
         if store is None or inputs is None
         else store.context_key(inputs, facts_value, launchers),
         rules,
+        FunctionIndex(tree.files),
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]

@@ -9,9 +9,10 @@ A file's `FilePart` (its sites, verdict counts, notes and findings) depends on
 - the lines the prefilter hit in it (they choose the classes that are analysed);
 - the tree facts (modes, runners' widths, backends' constraints, dataclasses), the kernel
   launchers, the configuration and the tool's and solver's versions: `TreeFacts.context_key`;
-- the classes of other files it looked up (base classes): recorded while the file is
-  analysed, by the names asked for, and checked on every later use against the files that
-  now define a class of each name.
+- the classes of other files it looked up (base classes) and the functions of other files it
+  followed (`source.modules.FunctionIndex`): recorded while the file is analysed, by the names
+  asked for, and checked on every later use against the files that each name now leads to,
+  so that an edit of a helper's file analyses its callers again.
 
 A stored part whose recorded lookups no longer hold is analysed again and replaced.
 
@@ -23,7 +24,8 @@ files it did not edit."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from idxcheck.check.analyse import FilePart, TreeFacts, analyse_file
 from idxcheck.check.checker import Checker
@@ -33,7 +35,17 @@ from idxcheck.incremental.stored import hex_digest, loads
 from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
 
-Lookups = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+# (what was looked up: "class" or "def", its name, the files it led to by code digest)
+Lookups = tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
+
+
+@contextmanager
+def _recording_functions(facts: TreeFacts) -> Iterator[set[str]]:
+    if facts.functions is None:
+        yield set()
+        return
+    with facts.functions.recording() as asked:
+        yield asked
 
 
 def part_key(source: SourceFile, facts: TreeFacts) -> str | None:
@@ -49,17 +61,38 @@ def _text_key(source: SourceFile, facts: TreeFacts) -> str:
     return digest("part-text", str(facts.context_key), source.path, source.text_digest())
 
 
-def known_code_digests(names: Iterable[str], facts: TreeFacts, cache: Cache) -> None:
-    """The code digests of the files that define the classes `names`, from the cache where a
-    scan computed them for the same text before, else computed and stored. Comparing a stored
-    part's lookups with the tree (`ClassIndex.signature`) strips the comments of every file
-    they name, which costs far more than looking up their text's digests (bench/RESULTS.md,
-    "What each change did", and "Measurements that stood in code comments")."""
-    for name in names:
-        for source in facts.classes.defining(name):
-            if source.has_code_digest():
+def _signature(kind: str, name: str, facts: TreeFacts) -> tuple[tuple[str, str], ...]:
+    if kind == "def":
+        return facts.functions.signature(name) if facts.functions is not None else ()
+    return facts.classes.signature(name)
+
+
+def _files(kind: str, name: str, facts: TreeFacts) -> Iterable[SourceFile]:
+    if kind == "def":
+        return facts.functions.files_of(name) if facts.functions is not None else ()
+    return facts.classes.defining(name)
+
+
+def known_code_digests(
+    lookups: Iterable[tuple[str, str]], facts: TreeFacts, cache: Cache, keep: bool = False
+) -> None:
+    """The code digests of the files that the lookups (kind, name) lead to, from the cache
+    where a scan computed them for the same text before, else computed and stored. Comparing
+    a stored part's lookups with the tree (`ClassIndex.signature`) strips the comments of
+    every file they name, which costs far more than looking up their text's digests
+    (bench/RESULTS.md, "What each change did", and "Measurements that stood in code
+    comments"). `keep`: also store the digests this process computed already (a looked-up
+    file analysed in the same scan took its own), for the scans that check the lookups."""
+    for kind, name in lookups:
+        for source in _files(kind, name, facts):
+            computed = source.has_code_digest()
+            if computed and not keep:
                 continue
             key = digest("code-digest", cache.versions(), source.text_digest())
+            if computed:
+                if cache.get_part(key) is None:
+                    cache.put_part(key, source.code_digest().encode())
+                continue
             stored = hex_digest(cache.get_part(key))
             if stored is not None:
                 source.remember_code_digest(stored)
@@ -85,8 +118,8 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
     if loaded is None:
         return None  # written by another layout of these classes (or not at all): analyse again
     lookups, part = loaded
-    known_code_digests((name for name, _ in lookups), facts, cache)
-    if not all(facts.classes.signature(name) == found for name, found in lookups):
+    known_code_digests(((kind, name) for kind, name, _ in lookups), facts, cache)
+    if not all(_signature(kind, name, facts) == found for kind, name, found in lookups):
         return None
     return part
 
@@ -99,10 +132,15 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker)
-    with facts.classes.recording() as asked, parses_from(cache):
+    with (
+        facts.classes.recording() as classes,
+        _recording_functions(facts) as functions,
+        parses_from(cache),
+    ):
         part = analyse_file(source, facts, checker)
-    known_code_digests(asked, facts, cache)
-    recorded: Lookups = tuple((name, facts.classes.signature(name)) for name in sorted(asked))
+    asked = [*(("class", n) for n in sorted(classes)), *(("def", n) for n in sorted(functions))]
+    known_code_digests(asked, facts, cache, keep=True)
+    recorded: Lookups = tuple((kind, name, _signature(kind, name, facts)) for kind, name in asked)
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
     cache.put_part(_text_key(source, facts), key.encode())
     return part

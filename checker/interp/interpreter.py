@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from idxcheck.interp import library
+from idxcheck.interp import functions, library
 from idxcheck.interp.choices import (
     SELF_PREFIX,
     iter_choice,
@@ -171,6 +171,7 @@ class ClassInterpreter:
         self.accesses: list[BufferAccess] = []
         self.errors: list[str] = []
         self._active: list[str] = []
+        self.tree_calls: list[FunctionSource] = []  # functions of the tree being followed
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -722,6 +723,9 @@ class ClassInterpreter:
             or name in library.BARE_FUNCTIONS
         ):
             return FunctionRefV(name)
+        found = functions.tree_name(self, name, frame)
+        if found is not None:
+            return found
         return UnknownV(f"name `{name}` is not defined in the analysed code")
 
     def eval_Integer(self, node: cst.Integer, state: State, frame: Frame) -> Value:
@@ -1387,6 +1391,7 @@ class ClassInterpreter:
         node: cst.Call,
         state: State,
         frame: Frame,
+        keywords_bound: bool = False,
     ) -> Value:
         keyword_nodes = {a.keyword.value: a for a in node.args if a.keyword is not None}
         # Keywords that name a role bind the value, whatever is called (a metadata class, a
@@ -1396,7 +1401,7 @@ class ClassInterpreter:
             and isinstance(func.receiver, SelfV)
             and func.name in self.methods
         )
-        if not isinstance(func, ClassRefV) and not inlined:
+        if not isinstance(func, ClassRefV) and not inlined and not keywords_bound:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
             for key, value in kwargs.items():
@@ -1404,7 +1409,11 @@ class ClassInterpreter:
                     key, value, keyword_nodes[key], BindingKind.KEYWORD, state, frame, group=group
                 )
         if isinstance(func, ChoiceV):
-            return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
+            # One of several functions (what a resolver returns on each path): the keywords
+            # are bound once, above, not once per alternative.
+            return map_choice(
+                func, lambda f: self.call(f, args, kwargs, node, state, frame, keywords_bound=True)
+            )
         if isinstance(func, BoundMethodV):
             return self.call_method(func, args, kwargs, node, state, frame)
         if isinstance(func, ModuleV):
@@ -1582,6 +1591,9 @@ class ClassInterpreter:
             return ConfigV(f"{name}()")
         if name in self.profile.width_functions:
             return self.width_function(name, args, kwargs, None, node, state, frame)
+        followed = functions.call_tree_function(self, name, args, kwargs, node, state, frame)
+        if followed is not None:
+            return followed
         found = library.fallback(call)
         if found is not None:
             return found

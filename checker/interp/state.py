@@ -12,6 +12,7 @@ from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
+from idxcheck.source.modules import FunctionIndex
 from idxcheck.sym.terms import Formula, Term
 
 if TYPE_CHECKING:
@@ -96,6 +97,9 @@ class ScanContext:
     class_lookup: Callable[[str, object], object] | None = None
     # The file that declares a dataclass (by name, as `dataclass_fields` finds it).
     dataclass_file: Callable[[str], str | None] = lambda _name: None
+    # The module-level functions of the scanned tree, followed where called (None: not
+    # followed, as in the tree facts' readings).
+    functions: FunctionIndex | None = None
 
 
 @dataclass
