@@ -37,6 +37,7 @@ from idxcheck.interp.state import (
     ScanContext,
     State,
 )
+from idxcheck.interp.stores import KeyedStores, Refills
 from idxcheck.interp.values import (
     BoolV,
     BoundMethodV,
@@ -154,6 +155,7 @@ class ClassInterpreter:
         forward_state_attrs: frozenset[str] = frozenset(),
         record: bool = True,
         base_methods: dict[str, FunctionSource] | None = None,
+        stores: KeyedStores | None = None,
     ) -> None:
         self.ctx = ctx
         self.profile = ctx.profile
@@ -168,6 +170,12 @@ class ClassInterpreter:
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
         # are refilled, whose preallocated content is not what a kernel finally reads.
         self.refilled: set[str] = set()
+        # The same writes by the buffer they reach (its allocation), where that resolves.
+        self.refills = Refills()
+        # Entries stored per key in dict attributes (`self.graph_meta[bs] = meta`): those of
+        # the class's other methods when given, else those this interpreter records.
+        self.stores = stores if stores is not None else KeyedStores()
+        self.record_stores = stores is None
         self.accesses: list[BufferAccess] = []
         self.errors: list[str] = []
         self._active: list[str] = []
@@ -537,18 +545,35 @@ class ClassInterpreter:
         elif isinstance(target, cst.Attribute):
             base = self.eval(target.value, state, frame)
             attr = target.attr.value
+            owner = _dotted(target.value)
             if isinstance(base, SelfV):
                 self.self_writes.setdefault(attr, []).append(value)
                 state.env[SELF_PREFIX + attr] = value
-                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame)
+                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, owner=owner)
             elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
                 state.env[target.value.value] = base.with_field(attr, value)
                 self.bind(
-                    attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=base.origin
+                    attr,
+                    value,
+                    target,
+                    BindingKind.ATTRIBUTE,
+                    state,
+                    frame,
+                    group=base.origin,
+                    owner=owner,
                 )
             else:
                 group = base.origin if isinstance(base, ObjectV) else None
-                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=group)
+                self.bind(
+                    attr,
+                    value,
+                    target,
+                    BindingKind.ATTRIBUTE,
+                    state,
+                    frame,
+                    group=group,
+                    owner=owner,
+                )
         elif isinstance(target, cst.Subscript):
             self.assign_subscript(target, value, state, frame)
         elif isinstance(target, cst.StarredElement):
@@ -564,10 +589,15 @@ class ClassInterpreter:
             key = self._dict_key(target, state, frame)
             if key is not None:
                 self.bind(key, value, target, BindingKind.DICTKEY, state, frame)
+                return
+            stored = self._stored_attr(target, state, frame)
+            if stored is not None and self.record_stores:
+                self.stores.record(stored[0], stored[1], state.pc, value)
             return
         if base_name is None:
             return
         self.refilled.add(base_name)
+        self.refills.note(base_name, base_value, state.pc, self.ctx.modes.members)
         if is_slice:
             self.access(base_value, lower, upper, target, state, frame)
             # `indptr[1 : bs + 1] = cumsum(lens)` makes `indptr` the layout [0, n, 2n, ...]:
@@ -633,10 +663,14 @@ class ClassInterpreter:
         group: Loc | None = None,
         source_length: Term | None = None,
         declared_by: tuple[str, str] | None = None,
+        owner: str | None = None,
+        role: Role | None = None,
+        destination: str | None = None,
     ) -> None:
         if not self.record:
             return
-        role = self.profile.role_of(name)
+        if role is None:
+            role = self.profile.role_of(name)
         if role is None:
             return
         self.bindings.append(
@@ -654,6 +688,8 @@ class ClassInterpreter:
                 group=group,
                 source_length=source_length,
                 declared_by=declared_by,
+                owner=owner,
+                destination=destination,
             )
         )
 
@@ -885,6 +921,10 @@ class ClassInterpreter:
         inner = node.slice[0].slice
         if isinstance(inner, cst.Index):
             index = self.eval(inner.value, state, frame)
+            if isinstance(index, IntV) and isinstance(base, (DictV, ChoiceV)):
+                attr = _self_attr_name(node.value)
+                if attr is not None and self.stores.stores(attr):
+                    return self.stores.lookup(attr, index.term, state.pc, self.ctx.modes.members)
             return self.index(base, index)
         assert isinstance(inner, cst.Slice)
         lower = (
@@ -962,6 +1002,17 @@ class ClassInterpreter:
             )
             return lower, upper, True
         return None, None, False
+
+    def _stored_attr(
+        self, node: cst.Subscript, state: State, frame: Frame
+    ) -> tuple[str, Term] | None:
+        """`self.<attr>[<integer>]`: the attribute and the key an entry is stored under."""
+        attr = _self_attr_name(node.value)
+        inner = node.slice[0].slice if len(node.slice) == 1 else None
+        if attr is None or not isinstance(inner, cst.Index):
+            return None
+        key = self.eval(inner.value, state, frame)
+        return (attr, key.term) if isinstance(key, IntV) else None
 
     def _dict_key(self, node: cst.Subscript, state: State, frame: Frame) -> str | None:
         inner = node.slice[0].slice if len(node.slice) == 1 else None
@@ -1314,6 +1365,11 @@ class ClassInterpreter:
             if refilled is not None:
                 self.refilled.add(refilled)
         func = self._callee(node.func, state, frame)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+            # The buffer written in place, by what its receiver evaluates to on each path.
+            self.refills.note(
+                _base_name(node.func.value), _receiver(func), state.pc, self.ctx.modes.members
+            )
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
         for arg in node.args:
@@ -1378,9 +1434,17 @@ class ClassInterpreter:
         if not isinstance(func, ClassRefV) and not inlined:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
+            callee = _dotted(node.func)
             for key, value in kwargs.items():
                 self.bind(
-                    key, value, keyword_nodes[key], BindingKind.KEYWORD, state, frame, group=group
+                    key,
+                    value,
+                    keyword_nodes[key],
+                    BindingKind.KEYWORD,
+                    state,
+                    frame,
+                    group=group,
+                    owner=callee,
                 )
         if isinstance(func, ChoiceV):
             return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))
@@ -1702,6 +1766,39 @@ def _runtime_like(left: Value, right: Value) -> Value:
         if isinstance(value, RuntimeV):
             return RuntimeV(f"({value.path})", value.length)
     return RuntimeV("tensor expression")
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    """A name or a chain of attributes as written (`self.forward_metadata`), else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _receiver(func: Value) -> Value:
+    """What a method is called on, on each path (a value that is no bound method is itself
+    what the call reaches: a runtime tensor, something not modelled)."""
+    if isinstance(func, BoundMethodV):
+        return func.receiver
+    if isinstance(func, ChoiceV):
+        return ChoiceV(tuple((c, _receiver(v)) for c, v in func.alts))
+    return func
+
+
+def _self_attr_name(node: cst.BaseExpression) -> str | None:
+    """`self.<attr>` written as such: the attribute's name."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:

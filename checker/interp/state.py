@@ -59,6 +59,12 @@ class Binding:
     # For positional construction: the dataclass whose field order gave the value its name,
     # and the file that declares it (an edit there can rename what the call binds).
     declared_by: tuple[str, str] | None = None
+    # For attribute writes: the object written on, as written (`metadata`, `self`): two
+    # objects' fields of one name are two places, not one refilled twice.
+    owner: str | None = None
+    # Where the value got its role when that is not the name it is bound to: the parameter,
+    # field or keyword of a call it reaches (`cu_seqlens_q=` of `flash_attn_varlen_func`).
+    destination: str | None = None
 
 
 @dataclass(frozen=True)
