@@ -25,7 +25,7 @@ from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceError, SourceFile
-from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
 from idxcheck.source.tree import HitLines
 from idxcheck.sym.terms import Term, forget_specialisations
 
@@ -53,6 +53,8 @@ class TreeFacts:
     context_key: str | None = None
     # The rules checked (a test may add its own).
     rules: tuple[type[Rule], ...] = REGISTRY
+    # The tree's functions with a role-named parameter.
+    signatures: SignatureIndex | None = None
 
     def checker(self, store: VerdictStore | None) -> Checker:
         checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
@@ -97,6 +99,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.width_defs,
         facts.classes.lookup,
         facts.dataclasses.file_resolver(source),
+        facts.signatures.resolver(source) if facts.signatures is not None else _no_signature,
     )
     analysed: list[ClassFacts] = []
     try:
@@ -124,6 +127,10 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
     source.forget_parses()
     forget_specialisations()
     return part
+
+
+def _no_signature(_name: str) -> None:
+    return None
 
 
 def check_facts(

@@ -176,9 +176,13 @@ class FindingBuilder:
         primary = parts.primary
         related: list[Related] = []
         if ob.binding.loc.span.line != primary.span.line:
-            related.append(
-                Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
+            # Where the value got its role: the place it reaches, or the name it is bound to.
+            text = (
+                f"reaches {ob.binding.destination} here"
+                if ob.binding.destination is not None
+                else f"bound to `{ob.binding.name}` here"
             )
+            related.append(Related("binding", text, ob.binding.loc.span))
         if ob.binding.declared_by is not None and ob.binding.declared_by[1] != primary.span.path:
             # A dataclass of another file: an edit there alone can rename what the call binds.
             cls_name, path = ob.binding.declared_by

@@ -25,6 +25,16 @@ from idxcheck.interp.choices import (
     merged_self_part,
     self_part,
 )
+from idxcheck.interp.destinations import (
+    NONE as NO_DESTINATIONS,
+)
+from idxcheck.interp.destinations import (
+    CallDestinations,
+    Destination,
+    callee_name,
+    destinations,
+    keyword_text,
+)
 from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
@@ -1372,15 +1382,22 @@ class ClassInterpreter:
             )
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
+        dests = self._destinations(node, func)
         for arg in node.args:
             value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
             if arg.star:
                 return self._unknown_call(node, func, frame, "a call with *args or **kwargs")
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
+                dest = dests.keywords.get(arg.keyword.value)
+                if dest is not None:
+                    self._bind_destination(dest, value, arg.value, node, state, frame)
             else:
+                dest = dests.positional.get(len(args))
                 args.append(value)
-                if not isinstance(func, (BoundMethodV, ClassRefV)) or (
+                if dest is not None:
+                    self._bind_destination(dest, value, arg.value, node, state, frame)
+                elif not isinstance(func, (BoundMethodV, ClassRefV)) or (
                     isinstance(func, BoundMethodV) and not isinstance(func.receiver, SelfV)
                 ):
                     # An index pointer handed to a kernel by position: its variable's name
@@ -1397,6 +1414,49 @@ class ClassInterpreter:
                             group=frame.fn.loc(node),
                         )
         return self.call(func, args, kwargs, node, state, frame)
+
+    def _destinations(self, node: cst.Call, func: Value) -> CallDestinations:
+        """The role-named parameters this call hands its arguments to."""
+        if isinstance(func, ClassRefV):
+            return NO_DESTINATIONS  # a dataclass: its fields are bound as it is built
+        name, receiver = callee_name(node.func)
+        method = None
+        if isinstance(func, BoundMethodV) and isinstance(func.receiver, (SelfV, SuperV)):
+            method = (
+                self.methods.get(func.name)
+                if isinstance(func.receiver, SelfV)
+                else self.base_methods.get(func.name)
+            )
+            if method is None:
+                return NO_DESTINATIONS
+        return destinations(self.profile, name, receiver, method, self.ctx.signatures)
+
+    def _bind_destination(
+        self,
+        dest: Destination,
+        value: Value,
+        arg: cst.BaseExpression,
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> None:
+        """A value reaching a role-named parameter has its role there. A value not modelled
+        at all is left to the places its own name binds it (a parameter of a helper is no
+        reason of its own to say what cannot be modelled)."""
+        if isinstance(value, UnknownV):
+            return
+        self.bind(
+            dest.param,
+            value,
+            arg,
+            BindingKind.PARAMETER,
+            state,
+            frame,
+            group=frame.fn.loc(node),
+            owner=_dotted(node.func.value if isinstance(node.func, cst.Subscript) else node.func),
+            role=dest.role,
+            destination=dest.text,
+        )
 
     def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
         """What is called: a method of an object built here is a method, not a missing field."""
@@ -1435,6 +1495,7 @@ class ClassInterpreter:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
             callee = _dotted(node.func)
+            called = callee_name(node.func)[0]
             for key, value in kwargs.items():
                 self.bind(
                     key,
@@ -1445,6 +1506,7 @@ class ClassInterpreter:
                     frame,
                     group=group,
                     owner=callee,
+                    destination=keyword_text(key, called),
                 )
         if isinstance(func, ChoiceV):
             return map_choice(func, lambda f: self.call(f, args, kwargs, node, state, frame))

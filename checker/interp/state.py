@@ -97,6 +97,9 @@ class ScanContext:
     class_lookup: Callable[[str, object], object] | None = None
     # The file that declares a dataclass (by name, as `dataclass_fields` finds it).
     dataclass_file: Callable[[str], str | None] = lambda _name: None
+    # The parameters (positional, keyword-only) of a function of the scanned tree by name,
+    # when one of them has a role.
+    signatures: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]] | None] = lambda _name: None
 
 
 @dataclass

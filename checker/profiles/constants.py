@@ -179,6 +179,12 @@ CONSTANTS: tuple[Constant, ...] = (
         "Launcher -> ((arch, smallest head dim, largest head dim, BLOCK_M), ...): its block-size table.",
     ),
     _c("HEAD_DIMS", "Head dimensions of the models the kernels serve."),
+    _c(
+        "ROLE_CALLS",
+        "Library calls whose parameters have a role: called name -> (receiver words that "
+        "exclude it, ((parameter, position or None), ...)). A value handed to one has the "
+        "parameter's role.",
+    ),
     # How the tree states its own facts.
     _c("TREE_FACT_WORDS", "Word groups: a file holding every word of one is read for tree facts."),
     _c("BATCH_MODE_WORDS", "Words of a file that may put a batch in a mode."),

@@ -143,6 +143,11 @@ class Profile:
     worker_modes: dict[str, str] = field(default_factory=dict)
     worker_evidence: tuple[str, ...] = ()
     idioms: TreeIdioms = field(default_factory=TreeIdioms)
+    # Library calls whose parameters have a role: called name -> (receiver words that exclude
+    # it, ((parameter, position or None), ...)).
+    role_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int | None], ...]]] = field(
+        default_factory=dict
+    )
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -279,6 +284,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
         idioms=_idioms(module),
+        role_calls={
+            name: (tuple(excluded), tuple(params))
+            for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()
+        },
     )
 
 
