@@ -113,3 +113,37 @@ def test_a_helper_s_role_named_parameter_gives_its_role(tmp_path: Path) -> None:
 def test_a_value_not_modelled_at_a_parameter_adds_nothing_unsupported(tmp_path: Path) -> None:
     result = _scan(tmp_path, "flash_attn_varlen_func(q, k, v, forward_batch_bounds(), None, 1)")
     assert result.stats.unsupported == 0
+
+
+def test_a_helper_parameter_nothing_reads_gives_no_role(tmp_path: Path) -> None:
+    text = BACKEND.replace("CALL", "self._launch(bounds)") + (
+        "\n    def _launch(self, cu_seqlens_q):\n        ops.attention(self.window)\n"
+    )
+    (tmp_path / "backend.py").write_text(text)
+    assert _flagged(scan([str(tmp_path)])) == []
+
+
+def test_a_helper_handing_on_its_parameter_keeps_it_with_its_pointer(tmp_path: Path) -> None:
+    # One token per segment (a per-token pointer) with a grid of one row: consistent where
+    # both are handed to the helper; the helper's own call hands on the grid scalar alone.
+    text = """import torch
+
+
+class PerTokenBackend:
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_target_verify():
+            tokens = forward_batch.input_ids.shape[0]
+            self._prepare(torch.arange(0, tokens + 1, dtype=torch.int32), 1)
+
+    def _prepare(self, qo_indptr, max_seqlen_q):
+        self._reserve(max_seqlen_q)
+        ops.plan_tokens(qo_indptr)
+
+    def _reserve(self, max_seqlen_q):
+        ops.reserve(max_seqlen_q)
+"""
+    (tmp_path / "backend.py").write_text(text)
+    result = scan([str(tmp_path)])
+    assert result.errors == []
+    assert result.findings == []
+    assert result.stats.proved > 0

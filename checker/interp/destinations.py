@@ -10,6 +10,7 @@ ones of a helper of the class, whose keywords it inlines instead."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     import libcst as cst
 else:
     cst = lazy_module("libcst")
+
+_HEADER_END = re.compile(r"\)\s*(?:->[^\n]*)?:[ \t]*\n")
 
 # A function's parameters in order: (positional ones, keyword-only ones).
 Signature = tuple[tuple[str, ...], tuple[str, ...]]
@@ -66,11 +69,24 @@ def callee_name(func: cst.BaseExpression) -> tuple[str | None, str]:
 
 
 def method_signature(fn: FunctionSource) -> Signature:
+    """A helper's parameters, each name replaced by "" where its body never mentions it: a
+    parameter nothing reads gives no role (a helper that takes `max_seqlen_q` and drops it)."""
     params = fn.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
     if positional and positional[0] in ("self", "cls") and fn.owner is not None:
         positional = positional[1:]
-    return tuple(positional), tuple(p.name.value for p in params.kwonly_params)
+    keyword_only = [p.name.value for p in params.kwonly_params]
+    body = fn.raw_text()
+    header = _HEADER_END.search(body)
+    if header is not None:
+        body = body[header.end() :]  # after the header: a name in it reads nothing
+    used = {
+        name for name in (*positional, *keyword_only) if re.search(rf"\b{re.escape(name)}\b", body)
+    }
+    return (
+        tuple(name if name in used else "" for name in positional),
+        tuple(name for name in keyword_only if name in used),
+    )
 
 
 def destinations(
@@ -112,7 +128,7 @@ def _of_signature(
     positional: dict[int, Destination] = {}
     by_keyword: dict[str, Destination] = {}
     for index, param in enumerate(positional_names):
-        role = profile.role_of(param)
+        role = profile.role_of(param) if param else None
         if role is not None:
             positional[index] = Destination(param, role, _text(param, owner, index))
             if keywords:

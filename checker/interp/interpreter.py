@@ -1445,6 +1445,12 @@ class ClassInterpreter:
         reason of its own to say what cannot be modelled)."""
         if isinstance(value, UnknownV):
             return
+        if (
+            frame.depth > 0
+            and isinstance(arg, cst.Name)
+            and self._forwarded(arg.value, dest, frame)
+        ):
+            return
         self.bind(
             dest.param,
             value,
@@ -1457,6 +1463,15 @@ class ClassInterpreter:
             role=dest.role,
             destination=dest.text,
         )
+
+    def _forwarded(self, name: str, dest: Destination, frame: Frame) -> bool:
+        """A helper handing on a parameter of its own role: its caller's call bound the value
+        already, together with what it was passed with (a grid scalar with its pointer)."""
+        params = frame.fn.node.params
+        names = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }
+        return name in names and self.profile.role_of(name) == dest.role
 
     def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
         """What is called: a method of an object built here is a method, not a missing field."""
