@@ -160,8 +160,8 @@ def _refills_and_stores(
     """The buffers the class writes in place and the entries it stores per key, read by running
     the methods that write so with the preallocated attributes known (those that store entries
     first, so that a refill through a stored entry resolves too). A class that preallocates
-    no layout and stores no entry has none of either to learn: its refills stay by name (most
-    classes; none of these runs, bench/RESULTS.md, "What each change did")."""
+    no layout and stores no entry has none of either to learn (most classes): nothing runs
+    again, and the names its writes in place were seen under are kept."""
     storing = [fn for name, fn in methods.items() if name != "__init__" and _stores_entries(fn)]
     if not storing and not any(_holds_layout(v) for v in attrs.values()):
         return Refills(names=set(collector.refilled)), KeyedStores()
