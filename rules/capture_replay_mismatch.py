@@ -28,7 +28,10 @@ class CaptureReplayMismatch(Rule):
     scalar frozen at capture. The index pointer refilled before each replay must therefore have
     the layout the capture built: the same uniform stride, not a uniform stride at capture and
     the cumulative sum of per-request lengths at replay (or the reverse). The eager path of the
-    same mode, when it also builds a uniform layout, must use the same width. In a mode whose
+    same mode, when it also builds a uniform layout at the same place (one statement reached
+    from both, or a write of the same kind on an object or to a call written the same way),
+    must use the same width; fields of one name on two objects (a normal and an expanded
+    metadata object) are two layouts. In a mode whose
     requests the runtime packs (the profile's packed modes; in SGLang, EAGLE v1 draft extend,
     where each request carries its accepted tokens), the capture runs with full requests and
     the replay with the accepted lengths, so a uniform layout at capture and the cumulative

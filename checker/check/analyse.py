@@ -27,7 +27,7 @@ from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import Block, ClassSource, SourceError, SourceFile, strip_comments
-from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
 from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import HitLines
 from idxcheck.sym.terms import Term, forget_specialisations
@@ -58,6 +58,8 @@ class TreeFacts:
     rules: tuple[type[Rule], ...] = REGISTRY
     # The module-level functions of the tree, followed where a method calls one.
     functions: FunctionIndex | None = None
+    # The tree's functions with a role-named parameter.
+    signatures: SignatureIndex | None = None
 
     def checker(self, store: VerdictStore | None) -> Checker:
         checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
@@ -106,6 +108,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.classes.lookup,
         facts.dataclasses.file_resolver(source),
         facts.functions,
+        facts.signatures.resolver(source) if facts.signatures is not None else _no_signature,
     )
     analysed: list[ClassFacts] = []
     # Each class's source, for the readers analysis of the classes with findings.
@@ -183,6 +186,10 @@ def called_functions(source: SourceFile, blocks: list[Block]) -> set[str]:
 
 
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)\s*\(")
+
+
+def _no_signature(_name: str) -> None:
+    return None
 
 
 def check_facts(

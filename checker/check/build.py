@@ -329,9 +329,13 @@ class FindingBuilder:
         primary = parts.primary
         related: list[Related] = []
         if ob.binding.loc.span.line != primary.span.line:
-            related.append(
-                Related("binding", f"bound to `{ob.binding.name}` here", ob.binding.loc.span)
+            # Where the value got its role: the place it reaches, or the name it is bound to.
+            text = (
+                f"reaches {ob.binding.destination} here"
+                if ob.binding.destination is not None
+                else f"bound to `{ob.binding.name}` here"
             )
+            related.append(Related("binding", text, ob.binding.loc.span))
         through = parts.through
         if through is not None and through.span.line != ob.binding.loc.span.line:
             related.append(

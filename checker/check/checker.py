@@ -284,7 +284,9 @@ class Checker:
                     for later in (Phase.REPLAY, Phase.EAGER):
                         for capture, pc_c, value_c in phases.get(Phase.CAPTURE, []):
                             for binding, pc_b, value_b in phases.get(later, []):
-                                if binding is capture:
+                                if binding is capture or _other_objects(capture, binding):
+                                    continue
+                                if later == Phase.EAGER and not _same_place(capture, binding):
                                     continue
                                 if later == Phase.EAGER and not (
                                     isinstance(value_b, LayoutV) and isinstance(value_c, LayoutV)
@@ -489,3 +491,24 @@ class Checker:
             stable_hash(first),
             stable_hash(second),
         )
+
+
+def _other_objects(a: Binding, b: Binding) -> bool:
+    """Two attribute writes of one name on objects written differently (`metadata.cu_seqlens_q`
+    at capture, `metadata_expand.cu_seqlens_q` in the eager path): two layouts, not one built
+    twice."""
+    return (
+        a.kind == BindingKind.ATTRIBUTE
+        and b.kind == BindingKind.ATTRIBUTE
+        and a.owner is not None
+        and b.owner is not None
+        and a.owner != b.owner
+    )
+
+
+def _same_place(a: Binding, b: Binding) -> bool:
+    """An eager layout is compared with the capture's where both are the same place: one
+    statement reached from both paths, or a write of the same kind on an object (or to a call)
+    written the same way. Fields of one name on other objects (a normal and an expanded
+    metadata object) or a keyword of another call are other layouts."""
+    return a.loc is b.loc or (a.kind == b.kind and a.owner == b.owner)

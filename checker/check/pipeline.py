@@ -29,7 +29,7 @@ from idxcheck.model.stable import digest, stable_digest
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.files import SourceFile
-from idxcheck.source.index import ClassIndex, DataclassIndex
+from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
 from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import LoadedTree
 from idxcheck.sym.terms import forget_specialisations
@@ -198,6 +198,7 @@ def _scan_tree(
         tree, config, profile, store, executor, dataclasses, width_defs, facts_key, inputs
     )
     launchers = find_launchers(tree.files, profile)
+    signatures = SignatureIndex(tree.files, profile.role_of)
     facts = TreeFacts(
         config,
         profile,
@@ -211,9 +212,12 @@ def _scan_tree(
         tree.hits,
         None
         if store is None or inputs is None
-        else store.context_key(inputs, facts_value, launchers),
+        # The role-named parameters of the tree's functions give values their roles in
+        # the files that call them.
+        else store.context_key(digest(inputs, *signatures.digest_parts()), facts_value, launchers),
         rules,
         FunctionIndex(tree.files),
+        signatures,
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
+from idxcheck.interp.stores import KeyedStores, Refills
 from idxcheck.interp.values import (
     BoolV,
     BufferV,
@@ -175,20 +176,14 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         else:
             forward_state.add(attr)
             attrs.pop(attr, None)
-    # The methods that only write in place are run for the names they refill, which matter
-    # only for the preallocations' names: none left to learn (most classes preallocate
-    # nothing), none of these runs (bench/RESULTS.md, "What each change did", and "Measurements
-    # that stood in code comments").
-    consulted: set[str] = set()
+    # Refills and entries stored per key are read with the preallocations known, so that a
+    # write in place resolves to the buffer it reaches (its allocation) and a replay reads
+    # what capture stored under its batch size.
+    refills, stores = _refills_and_stores(
+        ctx, methods, cls.name, {**attrs, **preallocated}, forward_state, base_methods, collector
+    )
     for attr, value in preallocated.items():
-        _refill_names(attr, value, consulted)
-    for name, fn in methods.items():
-        if consulted <= collector.refilled:
-            break
-        if name != "__init__" and not _writes_self(fn) and _writes_in_place(fn):
-            collector.run(fn, collector.entry_args(fn))
-    for attr, value in preallocated.items():
-        attrs[attr] = _unless_refilled(attr, value, collector.refilled)
+        attrs[attr] = refills.apply(attr, value)
 
     entries = entry_points(methods, ctx)
     facts.entries = [fn.name for fn in entries]
@@ -199,6 +194,7 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         attrs=attrs,
         forward_state_attrs=frozenset(forward_state),
         base_methods=base_methods,
+        stores=stores.mapped(refills),
     )
     for fn in entries:
         runner.run(fn, runner.entry_args(fn))
@@ -211,30 +207,68 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     return facts
 
 
-def _unless_refilled(name: str, value: Value, refilled: set[str]) -> Value:
-    """A preallocated layout that the class also writes in place (a replay refills
-    `cu_seqlens_q[: bs + 1]`) is a buffer: its initial content is not what kernels read."""
-    if isinstance(value, LayoutV) and name in refilled:
-        return BufferV(name, value.entries, value.loc, value.entries, Const(0))
+def _refills_and_stores(
+    ctx: ScanContext,
+    methods: dict[str, FunctionSource],
+    class_name: str,
+    attrs: dict[str, Value],
+    forward_state: set[str],
+    base_methods: dict[str, FunctionSource],
+    collector: ClassInterpreter,
+) -> tuple[Refills, KeyedStores]:
+    """The buffers the class writes in place and the entries it stores per key, read by running
+    the methods that write so with the preallocated attributes known (those that store entries
+    first, so that a refill through a stored entry resolves too). A class that preallocates
+    no layout and stores no entry has none of either to learn (most classes): nothing runs
+    again, and the names its writes in place were seen under are kept."""
+    storing = [fn for name, fn in methods.items() if name != "__init__" and _stores_entries(fn)]
+    if not storing and not any(_holds_layout(v) for v in attrs.values()):
+        return Refills(names=set(collector.refilled)), KeyedStores()
+    resolver = ClassInterpreter(
+        ctx,
+        methods,
+        class_name,
+        attrs=attrs,
+        forward_state_attrs=frozenset(forward_state),
+        record=False,
+        base_methods=base_methods,
+    )
+    for fn in storing:
+        resolver.run(fn, resolver.entry_args(fn))
+    stores = resolver.stores
+    # Refills are read again once the stores are complete.
+    reader = ClassInterpreter(
+        ctx,
+        methods,
+        class_name,
+        attrs=attrs,
+        forward_state_attrs=frozenset(forward_state),
+        record=False,
+        base_methods=base_methods,
+        stores=stores,
+    )
+    for name, fn in methods.items():
+        if name != "__init__" and _writes_in_place(fn):
+            reader.run(fn, reader.entry_args(fn))
+    return reader.refills, stores
+
+
+def _holds_layout(value: Value) -> bool:
+    if isinstance(value, LayoutV):
+        return True
     if isinstance(value, DictV):
-        return DictV(tuple((k, _unless_refilled(k, v, refilled)) for k, v in value.items))
+        return any(_holds_layout(v) for _, v in value.items)
     if isinstance(value, TupleV):
-        return TupleV(tuple(_unless_refilled(name, v, refilled) for v in value.items))
-    return value
+        return any(_holds_layout(v) for v in value.items)
+    return False
 
 
-def _refill_names(name: str, value: Value, into: set[str]) -> None:
-    """The names `_unless_refilled` looks up in the refilled set for `value` under `name`."""
-    into.add(name)
-    if isinstance(value, DictV):
-        for key, item in value.items:
-            _refill_names(key, item, into)
-    elif isinstance(value, TupleV):
-        for item in value.items:
-            _refill_names(name, item, into)
+_IN_PLACE = re.compile(r"\]\s*=[^=]|\.(?:copy_|fill_|zero_|index_copy_|scatter_|masked_fill_)\(")
+_STORES_ENTRY = re.compile(r"self\.[A-Za-z_0-9]+\s*\[[^\]:]*\]\s*=[^=]")
 
 
-_IN_PLACE = re.compile(r"\]\s*=[^=]|\.copy_\(")
+def _stores_entries(fn: FunctionSource) -> bool:
+    return bool(_STORES_ENTRY.search(fn.raw_text()))
 
 
 def _writes_in_place(fn: FunctionSource) -> bool:

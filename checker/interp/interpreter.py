@@ -25,6 +25,16 @@ from idxcheck.interp.choices import (
     merged_self_part,
     self_part,
 )
+from idxcheck.interp.destinations import (
+    NONE as NO_DESTINATIONS,
+)
+from idxcheck.interp.destinations import (
+    CallDestinations,
+    Destination,
+    callee_name,
+    destinations,
+    keyword_text,
+)
 from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
@@ -37,6 +47,7 @@ from idxcheck.interp.state import (
     ScanContext,
     State,
 )
+from idxcheck.interp.stores import KeyedStores, Refills
 from idxcheck.interp.values import (
     BoolV,
     BoundMethodV,
@@ -154,6 +165,7 @@ class ClassInterpreter:
         forward_state_attrs: frozenset[str] = frozenset(),
         record: bool = True,
         base_methods: dict[str, FunctionSource] | None = None,
+        stores: KeyedStores | None = None,
     ) -> None:
         self.ctx = ctx
         self.profile = ctx.profile
@@ -168,6 +180,12 @@ class ClassInterpreter:
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
         # are refilled, whose preallocated content is not what a kernel finally reads.
         self.refilled: set[str] = set()
+        # The same writes by the buffer they reach (its allocation), where that resolves.
+        self.refills = Refills()
+        # Entries stored per key in dict attributes (`self.graph_meta[bs] = meta`): those of
+        # the class's other methods when given, else those this interpreter records.
+        self.stores = stores if stores is not None else KeyedStores()
+        self.record_stores = stores is None
         self.accesses: list[BufferAccess] = []
         self.errors: list[str] = []
         self._active: list[str] = []
@@ -540,18 +558,35 @@ class ClassInterpreter:
         elif isinstance(target, cst.Attribute):
             base = self.eval(target.value, state, frame)
             attr = target.attr.value
+            owner = _dotted(target.value)
             if isinstance(base, SelfV):
                 self.self_writes.setdefault(attr, []).append(value)
                 state.env[SELF_PREFIX + attr] = value
-                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame)
+                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, owner=owner)
             elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
                 state.env[target.value.value] = base.with_field(attr, value)
                 self.bind(
-                    attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=base.origin
+                    attr,
+                    value,
+                    target,
+                    BindingKind.ATTRIBUTE,
+                    state,
+                    frame,
+                    group=base.origin,
+                    owner=owner,
                 )
             else:
                 group = base.origin if isinstance(base, ObjectV) else None
-                self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, group=group)
+                self.bind(
+                    attr,
+                    value,
+                    target,
+                    BindingKind.ATTRIBUTE,
+                    state,
+                    frame,
+                    group=group,
+                    owner=owner,
+                )
         elif isinstance(target, cst.Subscript):
             self.assign_subscript(target, value, state, frame)
         elif isinstance(target, cst.StarredElement):
@@ -567,10 +602,15 @@ class ClassInterpreter:
             key = self._dict_key(target, state, frame)
             if key is not None:
                 self.bind(key, value, target, BindingKind.DICTKEY, state, frame)
+                return
+            stored = self._stored_attr(target, state, frame)
+            if stored is not None and self.record_stores:
+                self.stores.record(stored[0], stored[1], state.pc, value)
             return
         if base_name is None:
             return
         self.refilled.add(base_name)
+        self.refills.note(base_name, base_value, state.pc, self.ctx.modes.members)
         if is_slice:
             self.access(base_value, lower, upper, target, state, frame)
             # `indptr[1 : bs + 1] = cumsum(lens)` makes `indptr` the layout [0, n, 2n, ...]:
@@ -636,10 +676,14 @@ class ClassInterpreter:
         group: Loc | None = None,
         source_length: Term | None = None,
         declared_by: tuple[str, str] | None = None,
+        owner: str | None = None,
+        role: Role | None = None,
+        destination: str | None = None,
     ) -> None:
         if not self.record:
             return
-        role = self.profile.role_of(name)
+        if role is None:
+            role = self.profile.role_of(name)
         if role is None:
             return
         self.bindings.append(
@@ -659,6 +703,8 @@ class ClassInterpreter:
                 declared_by=declared_by,
                 scope=(frame.fn.def_line, frame.fn.end_line),
                 mode_expr=self._mode_expr(state),
+                owner=owner,
+                destination=destination,
             )
         )
 
@@ -910,6 +956,10 @@ class ClassInterpreter:
         inner = node.slice[0].slice
         if isinstance(inner, cst.Index):
             index = self.eval(inner.value, state, frame)
+            if isinstance(index, IntV) and isinstance(base, (DictV, ChoiceV)):
+                attr = _self_attr_name(node.value)
+                if attr is not None and self.stores.stores(attr):
+                    return self.stores.lookup(attr, index.term, state.pc, self.ctx.modes.members)
             return self.index(base, index)
         assert isinstance(inner, cst.Slice)
         lower = (
@@ -987,6 +1037,17 @@ class ClassInterpreter:
             )
             return lower, upper, True
         return None, None, False
+
+    def _stored_attr(
+        self, node: cst.Subscript, state: State, frame: Frame
+    ) -> tuple[str, Term] | None:
+        """`self.<attr>[<integer>]`: the attribute and the key an entry is stored under."""
+        attr = _self_attr_name(node.value)
+        inner = node.slice[0].slice if len(node.slice) == 1 else None
+        if attr is None or not isinstance(inner, cst.Index):
+            return None
+        key = self.eval(inner.value, state, frame)
+        return (attr, key.term) if isinstance(key, IntV) else None
 
     def _dict_key(self, node: cst.Subscript, state: State, frame: Frame) -> str | None:
         inner = node.slice[0].slice if len(node.slice) == 1 else None
@@ -1339,17 +1400,29 @@ class ClassInterpreter:
             if refilled is not None:
                 self.refilled.add(refilled)
         func = self._callee(node.func, state, frame)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+            # The buffer written in place, by what its receiver evaluates to on each path.
+            self.refills.note(
+                _base_name(node.func.value), _receiver(func), state.pc, self.ctx.modes.members
+            )
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
+        dests = self._destinations(node, func)
         for arg in node.args:
             value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
             if arg.star:
                 return self._unknown_call(node, func, frame, "a call with *args or **kwargs")
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
+                dest = dests.keywords.get(arg.keyword.value)
+                if dest is not None:
+                    self._bind_destination(dest, value, arg.value, node, state, frame)
             else:
+                dest = dests.positional.get(len(args))
                 args.append(value)
-                if not isinstance(func, (BoundMethodV, ClassRefV)) or (
+                if dest is not None:
+                    self._bind_destination(dest, value, arg.value, node, state, frame)
+                elif not isinstance(func, (BoundMethodV, ClassRefV)) or (
                     isinstance(func, BoundMethodV) and not isinstance(func.receiver, SelfV)
                 ):
                     # An index pointer handed to a kernel by position: its variable's name
@@ -1366,6 +1439,64 @@ class ClassInterpreter:
                             group=frame.fn.loc(node),
                         )
         return self.call(func, args, kwargs, node, state, frame)
+
+    def _destinations(self, node: cst.Call, func: Value) -> CallDestinations:
+        """The role-named parameters this call hands its arguments to."""
+        if isinstance(func, ClassRefV):
+            return NO_DESTINATIONS  # a dataclass: its fields are bound as it is built
+        name, receiver = callee_name(node.func)
+        method = None
+        if isinstance(func, BoundMethodV) and isinstance(func.receiver, (SelfV, SuperV)):
+            method = (
+                self.methods.get(func.name)
+                if isinstance(func.receiver, SelfV)
+                else self.base_methods.get(func.name)
+            )
+            if method is None:
+                return NO_DESTINATIONS
+        return destinations(self.profile, name, receiver, method, self.ctx.signatures)
+
+    def _bind_destination(
+        self,
+        dest: Destination,
+        value: Value,
+        arg: cst.BaseExpression,
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> None:
+        """A value reaching a role-named parameter has its role there. A value not modelled
+        at all is left to the places its own name binds it (a parameter of a helper is no
+        reason of its own to say what cannot be modelled)."""
+        if isinstance(value, UnknownV):
+            return
+        if (
+            frame.depth > 0
+            and isinstance(arg, cst.Name)
+            and self._forwarded(arg.value, dest, frame)
+        ):
+            return
+        self.bind(
+            dest.param,
+            value,
+            arg,
+            BindingKind.PARAMETER,
+            state,
+            frame,
+            group=frame.fn.loc(node),
+            owner=_dotted(node.func.value if isinstance(node.func, cst.Subscript) else node.func),
+            role=dest.role,
+            destination=dest.text,
+        )
+
+    def _forwarded(self, name: str, dest: Destination, frame: Frame) -> bool:
+        """A helper handing on a parameter of its own role: its caller's call bound the value
+        already, together with what it was passed with (a grid scalar with its pointer)."""
+        params = frame.fn.node.params
+        names = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }
+        return name in names and self.profile.role_of(name) == dest.role
 
     def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
         """What is called: a method of an object built here is a method, not a missing field."""
@@ -1404,9 +1535,19 @@ class ClassInterpreter:
         if not isinstance(func, ClassRefV) and not inlined and not keywords_bound:
             # (Keywords of a helper of this class are its parameters: its own sinks bind them.)
             group = frame.fn.loc(node)
+            callee = _dotted(node.func)
+            called = callee_name(node.func)[0]
             for key, value in kwargs.items():
                 self.bind(
-                    key, value, keyword_nodes[key], BindingKind.KEYWORD, state, frame, group=group
+                    key,
+                    value,
+                    keyword_nodes[key],
+                    BindingKind.KEYWORD,
+                    state,
+                    frame,
+                    group=group,
+                    owner=callee,
+                    destination=keyword_text(key, called),
                 )
         if isinstance(func, ChoiceV):
             # One of several functions (what a resolver returns on each path): the keywords
@@ -1735,6 +1876,39 @@ def _runtime_like(left: Value, right: Value) -> Value:
         if isinstance(value, RuntimeV):
             return RuntimeV(f"({value.path})", value.length)
     return RuntimeV("tensor expression")
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    """A name or a chain of attributes as written (`self.forward_metadata`), else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _receiver(func: Value) -> Value:
+    """What a method is called on, on each path (a value that is no bound method is itself
+    what the call reaches: a runtime tensor, something not modelled)."""
+    if isinstance(func, BoundMethodV):
+        return func.receiver
+    if isinstance(func, ChoiceV):
+        return ChoiceV(tuple((c, _receiver(v)) for c, v in func.alts))
+    return func
+
+
+def _self_attr_name(node: cst.BaseExpression) -> str | None:
+    """`self.<attr>` written as such: the attribute's name."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:

@@ -65,6 +65,12 @@ class Binding:
     # fix may write in that function.
     scope: tuple[int, int] = (0, 0)
     mode_expr: str = ""
+    # For attribute writes: the object written on, as written (`metadata`, `self`): two
+    # objects' fields of one name are two places, not one refilled twice.
+    owner: str | None = None
+    # Where the value got its role when that is not the name it is bound to: the parameter,
+    # field or keyword of a call it reaches (`cu_seqlens_q=` of `flash_attn_varlen_func`).
+    destination: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,9 @@ class ScanContext:
     # The module-level functions of the scanned tree, followed where called (None: not
     # followed, as in the tree facts' readings).
     functions: FunctionIndex | None = None
+    # The parameters (positional, keyword-only) of a function of the scanned tree by name,
+    # when one of them has a role.
+    signatures: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]] | None] = lambda _name: None
 
 
 @dataclass

@@ -40,6 +40,9 @@ class BindingKind(StrEnum):
     # An index pointer handed by position to a function whose parameters are not known: it
     # pairs with the grid scalars of the call, but is no obligation of its own.
     ARGUMENT = "argument"
+    # A value handed to a role-named parameter (of a helper of the class, a function or
+    # kernel of the tree, a library entry of the profile): it has the parameter's role.
+    PARAMETER = "parameter"
 
 
 class Severity(StrEnum):

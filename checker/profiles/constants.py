@@ -194,6 +194,12 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     _c("LAUNCH_ONLY_POSITIVE", "Symbols whose settings apply only when the value is above zero."),
     _c("LAUNCH_MODES", "Mode -> the settings a batch in that mode takes."),
+    _c(
+        "ROLE_CALLS",
+        "Library calls whose parameters have a role: called name -> (receiver words that "
+        "exclude it, ((parameter, position or None), ...)). A value handed to one has the "
+        "parameter's role.",
+    ),
     # How the tree states its own facts.
     _c("TREE_FACT_WORDS", "Word groups: a file holding every word of one is read for tree facts."),
     _c("BATCH_MODE_WORDS", "Words of a file that may put a batch in a mode."),

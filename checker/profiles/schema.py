@@ -157,6 +157,11 @@ class Profile:
     worker_evidence: tuple[str, ...] = ()
     idioms: TreeIdioms = field(default_factory=TreeIdioms)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
+    # Library calls whose parameters have a role: called name -> (receiver words that exclude
+    # it, ((parameter, position or None), ...)).
+    role_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int | None], ...]]] = field(
+        default_factory=dict
+    )
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -300,6 +305,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             only_positive=frozenset(getattr(module, "LAUNCH_ONLY_POSITIVE", ())),
             modes={k: tuple(v) for k, v in getattr(module, "LAUNCH_MODES", {}).items()},
         ),
+        role_calls={
+            name: (tuple(excluded), tuple(params))
+            for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()
+        },
     )
 
 

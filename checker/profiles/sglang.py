@@ -431,6 +431,20 @@ KERNEL_BLOCK_M: dict[str, tuple[tuple[str, int, int, int], ...]] = {
 # Head dimensions of the models the kernels serve (MLA's 576 included).
 HEAD_DIMS = (64, 80, 96, 128, 192, 256, 288, 576)
 
+# Library entries whose parameters are index pointers or grid scalars, by the called name:
+# (words of a receiver that make the call another one, ((parameter, position), ...)); a value
+# handed to such a parameter, by keyword or at its position, has its role whatever its own
+# name. flash-attn's and sgl-kernel's `flash_attn_varlen_func(q, k, v, cu_seqlens_q,
+# cu_seqlens_k, max_seqlen_q, ...)`; `flash_attn_with_kvcache` takes them by keyword only
+# (their positions differ between flash-attn 2 and FA3); FlashInfer's prefill, ragged and MLA
+# wrappers `plan(qo_indptr, ...)`, but not its decode wrappers, whose first parameter is the
+# KV index pointer.
+ROLE_CALLS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int | None], ...]]] = {
+    "flash_attn_varlen_func": ((), (("cu_seqlens_q", 3), ("max_seqlen_q", 5))),
+    "flash_attn_with_kvcache": ((), (("cu_seqlens_q", None), ("max_seqlen_q", None))),
+    "plan": (("decode",), (("qo_indptr", 0),)),
+}
+
 # Prefilter: a file can hold something idxcheck reads only if it contains one of these. A site
 # is a value bound to a name with a role, so the role names themselves are the filter (an
 # `arange` that reaches no such name is no site); runners, width functions and the mode enum

@@ -186,3 +186,93 @@ def _decorator_names(cls: ast.ClassDef) -> list[str]:
         elif isinstance(expr, ast.Attribute):
             names.append(expr.attr)
     return names
+
+
+class SignatureIndex:
+    """Parameters of the scanned tree's top-level functions (Triton kernels, module helpers)
+    of which one has a role by its name: same file first, then a name unique in the tree. A
+    value handed to such a parameter has its role (`idxcheck.interp.destinations`)."""
+
+    def __init__(self, files: Iterable[SourceFile], role_of: Any) -> None:
+        self._found: dict[str, list[tuple[SourceFile, tuple[tuple[str, ...], tuple[str, ...]]]]]
+        self._found = {}
+        for source in files:
+            for block in source.blocks:
+                if block.kind != "def":
+                    continue
+                signature = role_signature(source.block_text(block, decorators=False), role_of)
+                if signature is not None:
+                    self._found.setdefault(block.name, []).append((source, signature))
+
+    def resolver(self, source: SourceFile) -> Any:
+        def signature(name: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+            candidates = self._found.get(name, [])
+            local = [s for f, s in candidates if f is source]
+            if local:
+                return local[0]
+            return candidates[0][1] if len(candidates) == 1 else None
+
+        return signature
+
+    def digest_parts(self) -> list[str]:
+        """What the analyses that use the index depend on: each signature and its file."""
+        return sorted(
+            f"{source.path}\0{name}\0{signature!r}"
+            for name, found in self._found.items()
+            for source, signature in found
+        )
+
+
+def role_signature(text: str, role_of: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The parameters of the `def` at the start of `text` (positional, keyword-only), when one
+    of them has a role; None otherwise or when the header cannot be read. Read from the text of
+    the header alone: CPython's parser would read the whole body."""
+    match = re.search(r"def\s+\w+\s*\(", text)
+    if match is None:
+        return None
+    depth, start = 1, match.end()
+    index = start
+    while index < len(text) and depth:
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char in "'\"#":
+            return None  # a string or comment in the header: not read
+        index += 1
+    if depth:
+        return None
+    header = strip_comments(text[start : index - 1])
+    positional: list[str] = []
+    keyword_only: list[str] = []
+    target = positional
+    level = 0
+    current = ""
+    parts: list[str] = []
+    for char in header:
+        if char in "([{":
+            level += 1
+        elif char in ")]}":
+            level -= 1
+        if char == "," and level == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    for part in parts:
+        name = re.split(r"[:=]", part, maxsplit=1)[0].strip()
+        if name in ("", "/"):
+            continue
+        if name.startswith("*"):
+            target = keyword_only
+            continue
+        if not name.isidentifier():
+            return None
+        target.append(name)
+    if positional and positional[0] in ("self", "cls"):
+        return None  # a method: found through its class
+    if not any(role_of(name) is not None for name in (*positional, *keyword_only)):
+        return None
+    return tuple(positional), tuple(keyword_only)
