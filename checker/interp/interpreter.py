@@ -92,6 +92,7 @@ from idxcheck.sym.terms import (
     relative_to,
     specialise_formula,
     strip,
+    term_leaves,
     term_size,
 )
 
@@ -245,7 +246,7 @@ class ClassInterpreter:
     def _run_frame(
         self, frame: Frame, args: dict[str, Value], pc: Formula
     ) -> tuple[Value, Formula]:
-        state = State(dict(args), pc)
+        state = State(dict(args), conj(pc, *self._entry_phase(frame.fn, args)))
         self._active.append(frame.fn.qualname)
         try:
             body = frame.fn.node.body
@@ -271,6 +272,24 @@ class ClassInterpreter:
         pcs = [p for p, _ in frame.returns]
         out_pc = pc if all(p == pc for p in pcs) else disj(*pcs)
         return value, out_pc
+
+    def _entry_phase(self, fn: FunctionSource, args: dict[str, Value]) -> list[Formula]:
+        """What the profile says of a method whatever its body tests (`Profile.entry_modes`):
+        the modes it runs in, and the bound its class sets on a request's query tokens there
+        (where that bound is modelled)."""
+        modes = self.profile.entry_modes.get(fn.name)
+        if modes is None or fn.owner is None:
+            return []
+        found: list[Formula] = [ModeIs(frozenset(modes))]
+        attr = self.profile.entry_width_bounds.get(fn.name)
+        bound = None
+        if attr is not None:
+            bound = args.get(SELF_PREFIX + attr, self.attrs.get(attr))
+        if isinstance(bound, IntV) and not any(
+            isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(bound.term)
+        ):
+            found.append(cmp("<=", RuntimeWidth(), strip(bound.term)))
+        return found
 
     # -- statements ------------------------------------------------------------------------
 
@@ -820,6 +839,10 @@ class ClassInterpreter:
             symbol = self.profile.config_symbols.get(attr)
             if symbol is not None:
                 return IntV(Sym(symbol))
+            if attr in self.profile.config_object_attrs:
+                return ConfigV(
+                    f"{base.path}.{attr}"
+                )  # a part of it (`vllm_config.speculative_config`)
             return UnknownV(f"configuration `{attr}` is not a symbol of the profile")
         if isinstance(base, RuntimeV):
             return self.runtime_attribute(base, attr)

@@ -143,6 +143,12 @@ class Profile:
     worker_modes: dict[str, str] = field(default_factory=dict)
     worker_evidence: tuple[str, ...] = ()
     idioms: TreeIdioms = field(default_factory=TreeIdioms)
+    # Methods that run in given modes whatever their body tests, and the attribute of their
+    # class that bounds a request's query tokens there (a project without a mode enum).
+    entry_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    entry_width_bounds: dict[str, str] = field(default_factory=dict)
+    # A runner width attribute -> the modes it is the width of.
+    runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -279,6 +285,13 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
         idioms=_idioms(module),
+        entry_modes={
+            name: tuple(modes) for name, modes in getattr(module, "ENTRY_MODES", {}).items()
+        },
+        entry_width_bounds=dict(getattr(module, "ENTRY_WIDTH_BOUNDS", {})),
+        runner_width_modes={
+            attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
+        },
     )
 
 
