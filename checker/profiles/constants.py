@@ -96,6 +96,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "Method -> the modes it runs in, whatever its body tests (a project without a mode enum: the entry point says the phase).",
     ),
     _c(
+        "RUNTIME_COUNTS",
+        "Function of the runtime -> the names of the integers it returns (a tuple of them): one runtime value per name wherever it is read.",
+    ),
+    _c(
         "ENTRY_WIDTH_BOUNDS",
         "Method -> the attribute of its class that bounds the query tokens of a request there (read where the class sets it).",
     ),

@@ -147,6 +147,8 @@ class Profile:
     # class that bounds a request's query tokens there (a project without a mode enum).
     entry_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     entry_width_bounds: dict[str, str] = field(default_factory=dict)
+    # Functions of the runtime that return integers it computes -> their names.
+    runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A runner width attribute -> the modes it is the width of.
     runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
@@ -289,6 +291,9 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             name: tuple(modes) for name, modes in getattr(module, "ENTRY_MODES", {}).items()
         },
         entry_width_bounds=dict(getattr(module, "ENTRY_WIDTH_BOUNDS", {})),
+        runtime_counts={
+            name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
+        },
         runner_width_modes={
             attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
         },

@@ -137,6 +137,17 @@ ENTRY_MODES: dict[str, tuple[str, ...]] = {
 }
 ENTRY_WIDTH_BOUNDS: dict[str, str] = {"_build_decode": "reorder_batch_threshold"}
 
+# The decode/prefill split of a batch (`v1/attention/backends/utils.py`): counts the runtime
+# computes, the same wherever a builder or its helpers test them.
+RUNTIME_COUNTS: dict[str, tuple[str, ...]] = {
+    "split_decodes_and_prefills": (
+        "num_decodes",
+        "num_prefills",
+        "num_decode_tokens",
+        "num_prefill_tokens",
+    ),
+}
+
 # What an entry point's parameters are (kinds as in the SGLang profile).
 ENTRY_PARAMS: dict[str, str] = {
     "common_attn_metadata": "forward_batch",
@@ -145,16 +156,17 @@ ENTRY_PARAMS: dict[str, str] = {
     "num_seqs": "bs",
     "batch_size": "bs",
     "max_num_reqs": "max_bs",
-    # Token counts are the runtime's (a drafter's `num_tokens` is padded to a capture size).
-    "num_decode_tokens": "runtime",
+    # The decodes' tokens (`_build_decode`): bs requests of the runtime width. Other token
+    # counts are the runtime's (a drafter's `num_tokens` is padded to a capture size).
+    "num_decode_tokens": "num_tokens",
     "num_tokens": "runtime",
     "seq_lens": "tensor_bs",
     "seq_lens_cpu": "tensor_bs",
     "seq_lens_device": "tensor_bs",
     "block_table_tensor": "tensor_bs",
-    "query_start_loc": "tensor",
-    "query_start_loc_cpu": "tensor",
-    "query_start_loc_device": "tensor",
+    "query_start_loc": "tensor_qo",
+    "query_start_loc_cpu": "tensor_qo",
+    "query_start_loc_device": "tensor_qo",
     "dcp_tot_seq_lens_device": "tensor",
     "common_prefix_len": "runtime",
     "fast_build": "runtime",
@@ -171,8 +183,9 @@ FORWARD_BATCH_ATTRS: dict[str, str] = {
     "seq_lens_cpu": "tensor",
     "num_computed_tokens_cpu": "tensor",
     "block_table_tensor": "tensor",
-    "query_start_loc": "tensor",
-    "query_start_loc_cpu": "tensor",
+    "query_start_loc": "tensor_qo",
+    "query_start_loc_cpu": "tensor_qo",
+    "max_query_len": "max_width",
     "slot_mapping": "tensor",
 }
 
