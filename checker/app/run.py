@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, merge_results, profile_of_path
 from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
 from idxcheck.model.config import Config
@@ -18,11 +19,11 @@ from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_tree
 
 
-def profile_for(config: Config) -> Profile:
-    """The profile a scan with `config` uses, with the configuration's domain and widths."""
-    return load_profile(
-        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
-    )
+def profile_for(config: Config, name: str | None = None) -> Profile:
+    """The profile a scan with `config` uses (`name`, where the configuration leaves it to
+    the files; else the default), with the configuration's domain and widths."""
+    chosen = config.profile if config.profile != AUTO else (name or DEFAULT_PROFILE)
+    return load_profile(chosen, {"domain": list(config.domain), "widths": dict(config.widths)})
 
 
 def run_tree(
@@ -47,6 +48,18 @@ def scan(
     profile and the registry (a test may hand its own)."""
     config = config or Config()
     started = time.perf_counter()
+    if profile is None and config.profile == AUTO:
+        # Each path with the profile of the package it is in (`app.selection`).
+        groups: dict[str, list[str]] = {}
+        for path in paths:
+            groups.setdefault(profile_of_path(path), []).append(path)
+        results = []
+        for name, group in (groups or {DEFAULT_PROFILE: []}).items():
+            chosen = profile_for(config, name)
+            results.append(run_tree(load_tree(group, config, chosen), config, chosen, rules))
+        result = merge_results(results)
+        seconds = round(time.perf_counter() - started, 3)
+        return replace(result, stats=replace(result.stats, seconds=seconds))
     profile = profile or profile_for(config)
     tree = load_tree(paths, config, profile)
     result = run_tree(tree, config, profile, rules)
