@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, merge_results, profile_of_path
+from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
 from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
 from idxcheck.model.config import Config
@@ -14,6 +14,7 @@ from idxcheck.model.findings import ScanResult
 from idxcheck.parallel.executor import WorkerExecutor
 from idxcheck.profiles.schema import Profile, load_profile
 from idxcheck.rules import REGISTRY, Rule
+from idxcheck.source.discover import DiscoveryError, discover
 from idxcheck.source.files import SourceFile
 from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_tree
@@ -49,14 +50,27 @@ def scan(
     config = config or Config()
     started = time.perf_counter()
     if profile is None and config.profile == AUTO:
-        # Each path with the profile of the package it is in (`app.selection`).
-        groups: dict[str, list[str]] = {}
-        for path in paths:
-            groups.setdefault(profile_of_path(path), []).append(path)
+        # Each file with the profile of the package it is in (`app.selection`).
+        found = list(
+            discover(paths, config.exclude, config.shown_as, config.follow_links, config.link_roots)
+        )
+        groups = {
+            name: [item.path for item in items]
+            for name, items in by_profile(
+                [c for c in found if not isinstance(c, DiscoveryError)], lambda c: c.path
+            ).items()
+        }
+        # Paths that could not be walked are reported by the first group's walk.
+        unwalked = [item.path for item in found if isinstance(item, DiscoveryError)]
+        if unwalked:
+            first = next(iter(groups), DEFAULT_PROFILE)
+            groups[first] = [*groups.get(first, []), *unwalked]
         results = []
         for name, group in (groups or {DEFAULT_PROFILE: []}).items():
-            chosen = profile_for(config, name)
-            results.append(run_tree(load_tree(group, config, chosen), config, chosen, rules))
+            # The workers load the profile the configuration names.
+            named = replace(config, profile=name)
+            chosen = profile_for(named)
+            results.append(run_tree(load_tree(group, named, chosen), named, chosen, rules))
         result = merge_results(results)
         seconds = round(time.perf_counter() - started, 3)
         return replace(result, stats=replace(result.stats, seconds=seconds))
