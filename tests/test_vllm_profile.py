@@ -119,3 +119,53 @@ def test_the_profile_is_chosen_per_file_unless_named_or_constrained() -> None:
     assert named.profile == "vllm"
     with pytest.raises(ConfigError, match="'auto' picks a profile per file"):
         resolve(None, Overrides(profile="auto", domain=("speculative_eagle_topk == 1",)))
+
+
+LAYERED = """import torch
+from typing import Generic, TypeVar
+
+M = TypeVar("M")
+
+
+class BaseBuilder(Generic[M]):
+    reorder_batch_threshold: int = 1
+
+    def __init__(self, vllm_config):
+        self.vllm_config = vllm_config
+
+    def _init_reorder_batch_threshold(self, threshold, spec_as_decode):
+        self.reorder_batch_threshold = threshold
+        if spec_as_decode:
+            self.reorder_batch_threshold = max(threshold, max_decode_query_len(self.vllm_config))
+
+
+class CommonBuilder(BaseBuilder[M]):
+    def __init__(self, vllm_config):
+        super().__init__(vllm_config)
+        self._init_reorder_batch_threshold(self.reorder_batch_threshold, SPEC_AS_DECODE)
+
+
+class LeafBuilder(CommonBuilder[dict]):
+    def _build_decode(self, seq_lens_device, query_start_loc_cpu, num_decode_tokens):
+        num_reqs = seq_lens_device.size(0)
+        qo_indptr = torch.arange(0, num_reqs + 1, step=1)
+        return DecodeMetadata(qo_indptr=qo_indptr)
+"""
+
+
+@pytest.mark.parametrize(("spec_as_decode", "flagged"), [("False", False), ("True", True)])
+def test_the_threshold_is_followed_through_generic_bases_and_init_helpers(
+    tmp_path: Path, spec_as_decode: str, flagged: bool
+) -> None:
+    # The class attribute of the base, raised at construction by a helper only `__init__`
+    # calls, reached through generic bases (`CommonBuilder[M]`).
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "runner.py", package)
+    (package / "layered.py").write_text(LAYERED.replace("SPEC_AS_DECODE", spec_as_decode))
+    result = scan([str(package)], Config(profile="auto"))
+    assert result.errors == []
+    assert (
+        bool([f for f in result.findings if f.function == "LeafBuilder._build_decode"]) is flagged
+    )

@@ -90,11 +90,15 @@ def inherited(
 def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     methods, base_methods, bases = inherited(cls, ctx)
     facts = ClassFacts(cls.file.path, cls.name, bases=bases)
-    attrs: dict[str, Value] = {}
+    attrs: dict[str, Value] = class_constants(
+        cls, ctx, frozenset(ctx.profile.entry_width_bounds.values())
+    )
 
     init = methods.get("__init__")
     if init is not None:
-        interp = ClassInterpreter(ctx, methods, cls.name, record=False, base_methods=base_methods)
+        interp = ClassInterpreter(
+            ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+        )
         interp.run_collecting(init, attrs)
         facts.errors.extend(interp.errors)
 
@@ -104,12 +108,19 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
     )
     written: dict[str, list[Value]] = {}
+    # The attributes that bound a phase's width (`Profile.entry_width_bounds`) are set at
+    # construction, also by the helpers only `__init__` calls (vLLM's
+    # `_init_reorder_batch_threshold`); other writes of such helpers stay per-forward state.
+    bounds = frozenset(ctx.profile.entry_width_bounds.values())
+    building = construction_methods(methods, ctx, base_methods) if bounds else frozenset()
     for name, fn in methods.items():
         if name == "__init__" or not _writes_self(fn):
             continue
         collector.self_writes = {}
         collector.run(fn, collector.entry_args(fn))
         for attr, values in collector.self_writes.items():
+            if name in building and attr in bounds:
+                continue
             written.setdefault(attr, []).extend(values)
     preallocated: dict[str, Value] = {}
     forward_state: set[str] = set()
@@ -197,6 +208,78 @@ _SELF_WRITE = re.compile(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]")
 
 def _writes_self(fn: FunctionSource) -> bool:
     return bool(_SELF_WRITE.search(fn.raw_text()))
+
+
+def class_constants(
+    cls: ClassSource, ctx: ScanContext, names: frozenset[str], depth: int = 0
+) -> dict[str, Value]:
+    """The integer constants that the class body (or a base's in the scanned tree) assigns to
+    `names` (`reorder_batch_threshold: int = 1`): what `self.<name>` reads until `__init__`
+    assigns it."""
+    found: dict[str, Value] = {}
+    if not names:
+        return found
+    if depth < 6:
+        for base_name in cls.base_names():
+            base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
+            if isinstance(base, ClassSource) and base is not cls:
+                for key, value in class_constants(base, ctx, names, depth + 1).items():
+                    found.setdefault(key, value)
+    body = cls.node.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            target: cst.BaseExpression | None = None
+            value: cst.BaseExpression | None = None
+            if isinstance(small, cst.AnnAssign):
+                target, value = small.target, small.value
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            if not isinstance(target, cst.Name) or target.value not in names:
+                continue
+            if isinstance(value, cst.Integer):
+                found[target.value] = IntV(Const(int(value.evaluated_value)))
+            else:
+                found.pop(target.value, None)  # not a constant: not known
+    return found
+
+
+def construction_methods(
+    methods: dict[str, FunctionSource],
+    ctx: ScanContext,
+    base_methods: dict[str, FunctionSource] | None = None,
+) -> frozenset[str]:
+    """Private methods only `__init__` calls (directly, from the base's `__init__` that
+    `super().__init__()` runs, or through other such methods): they run at construction, like
+    `__init__` itself (vLLM's `_init_reorder_batch_threshold`)."""
+    callers: dict[str, set[str]] = {}
+    texts = [(name, fn) for name, fn in methods.items()]
+    base_init = (base_methods or {}).get("__init__")
+    if base_init is not None and base_init is not methods.get("__init__"):
+        texts.append(("__init__", base_init))
+    for name, fn in texts:
+        for match in _SELF_CALL.finditer(fn.raw_text()):
+            if match.group(1) != name:
+                callers.setdefault(match.group(1), set()).add(name)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, by in callers.items():
+            if (
+                name in found
+                or name not in methods
+                or not name.startswith("_")
+                or name.startswith("__")
+                or name in ctx.profile.entry_points
+            ):
+                continue
+            if by <= {"__init__"} | found:
+                found.add(name)
+                changed = True
+    return frozenset(found)
 
 
 def entry_points(methods: dict[str, FunctionSource], ctx: ScanContext) -> list[FunctionSource]:
