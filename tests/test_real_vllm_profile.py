@@ -57,3 +57,16 @@ def test_aiter_mla_decode_is_clean_in_0_27_0() -> None:
     # The fixed builder's sites are checked, not skipped: its decode layouts are proved.
     aiter = [o for o in result.outcomes if o.span.path == str(tree / AITER)]
     assert any(o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED" for o in aiter)
+
+
+def test_the_decode_part_s_widest_query_is_not_the_batch_s_in_0_33_0() -> None:
+    # `decode_max_query_len = 0` while a split batch has no decodes, in a metadata object
+    # that also carries the whole batch's `query_start_loc`: the decode part's scalar is not
+    # a grid scalar of that layout.
+    tree = vllm_tree("0.33.0")
+    sparse = tree / "model_executor/layers/attention/sparse_mla_attention.py"
+    parts = [sparse, *(tree / p for p in PARTS[1:3]), tree / "v1/attention/backend.py"]
+    result = scan([str(p) for p in parts], Config(profile="auto"))
+    assert result.errors == []
+    assert [f for f in result.findings if f.span.path == str(sparse)] == []
+    assert result.stats.proved > 0

@@ -223,8 +223,8 @@ def class_constants(
         for base_name in cls.base_names():
             base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
             if isinstance(base, ClassSource) and base is not cls:
-                for key, value in class_constants(base, ctx, names, depth + 1).items():
-                    found.setdefault(key, value)
+                for key, known in class_constants(base, ctx, names, depth + 1).items():
+                    found.setdefault(key, known)
     body = cls.node.body
     statements = body.body if isinstance(body, cst.IndentedBlock) else ()
     for statement in statements:

@@ -1155,10 +1155,13 @@ class ClassInterpreter:
         if isinstance(left, LayoutV) and isinstance(right, LayoutV) and op == "-":
             # Entry i of each is start + i * stride: with one stride the difference is the
             # same at every entry (`query_start_loc[1:] - query_start_loc[:-1]`).
-            if poly.to_poly(strip(left.stride)) == poly.to_poly(strip(right.stride)) is not None:
-                same = left.entries is not None and right.entries is not None
-                if same:
-                    same = poly.to_poly(left.entries) == poly.to_poly(right.entries)
+            stride = poly.to_poly(strip(left.stride))
+            if stride is not None and stride == poly.to_poly(strip(right.stride)):
+                same = (
+                    left.entries is not None
+                    and right.entries is not None
+                    and poly.to_poly(left.entries) == poly.to_poly(right.entries)
+                )
                 return ConstVecV(
                     binop("-", left.start, right.start), left.entries if same else None
                 )

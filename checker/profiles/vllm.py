@@ -205,8 +205,10 @@ GRID_WORDS: tuple[tuple[str, ...], ...] = (
     ("max", "seqlen", "qo"),
     ("max", "qlen"),
 )
-ROLE_PREFIXES = frozenset({"cuda", "graph", "cg", "decode", "self", "static", "persistent"})
-ROLE_SUFFIXES = frozenset({"buf", "buffer", "cpu", "host", "device", "gpu", "np", "decode"})
+# Not `decode`: a builder splits the batch, and its `decode_max_query_len` is the decode part's,
+# which can be empty and is not laid out by the batch's `query_start_loc`.
+ROLE_PREFIXES = frozenset({"cuda", "graph", "cg", "self", "static", "persistent"})
+ROLE_SUFFIXES = frozenset({"buf", "buffer", "cpu", "host", "device", "gpu", "np"})
 
 # Builder entry points the runtime calls (entries even when another method calls them).
 ENTRY_POINTS = frozenset(
