@@ -864,9 +864,8 @@ class ClassInterpreter:
             if symbol is not None:
                 return IntV(Sym(symbol))
             if attr in self.profile.config_object_attrs:
-                return ConfigV(
-                    f"{base.path}.{attr}"
-                )  # a part of it (`vllm_config.speculative_config`)
+                # A part of it (`vllm_config.speculative_config`).
+                return ConfigV(f"{base.path}.{attr}")
             return UnknownV(f"configuration `{attr}` is not a symbol of the profile")
         if isinstance(base, RuntimeV):
             loc = frame.fn.loc(node) if frame is not None and node is not None else None
@@ -1162,8 +1161,11 @@ class ClassInterpreter:
                     and right.entries is not None
                     and poly.to_poly(left.entries) == poly.to_poly(right.entries)
                 )
+                difference = binop("-", left.start, right.start)
+                plain = poly.to_poly(difference)
                 return ConstVecV(
-                    binop("-", left.start, right.start), left.entries if same else None
+                    poly.to_term(plain) if plain is not None else difference,
+                    left.entries if same else None,
                 )
         if isinstance(left, ConstVecV) and isinstance(right, IntV) and op in ("*", "+", "-", "//"):
             return ConstVecV(binop(op, left.value, right.term), left.length)

@@ -105,7 +105,7 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     _c(
         "ENTRY_PARAMS",
-        "Entry point parameter -> kind (`forward_batch`, `mode`, `bs`, `max_bs`, `num_tokens`, `max_num_tokens`, `runtime`, `tensor_bs`, `tensor_tokens`, `tensor`).",
+        "Entry point parameter -> kind (`forward_batch`, `mode`, `bs`, `max_bs`, `num_tokens`, `max_num_tokens`, `runtime`, `tensor_bs`, `tensor_tokens`, `tensor`; `tensor_qo`: the runtime's query index pointer, and `max_width`: its widest request, uniform of the runtime width in the modes with a default width but packed ones).",
         True,
     ),
     _c(
