@@ -104,7 +104,7 @@ def test_domain_widths_rlimit_strict_and_profile(project: Path) -> None:
         ('select = ["IDX999"]', "select: unknown rule code 'IDX999'"),
         ("rlimit = 0", "rlimit must be a positive integer"),
         ('strict = "yes"', "strict must be true or false"),
-        ('profile = "vllm"', "profile: unknown profile 'vllm'"),
+        ('profile = "tensorrt"', "profile: unknown profile 'tensorrt'"),
         ('domain = ["topk =="]', "domain: cannot parse constraint 'topk =='"),
         ('widths = { VERIFY = "1" }', "widths: unknown forward mode 'VERIFY'"),
         ('widths = { DECODE = "1 +" }', "widths.DECODE: cannot parse term"),

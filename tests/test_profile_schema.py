@@ -34,7 +34,7 @@ def test_the_reader_reads_what_the_table_documents() -> None:
 
 
 def test_an_unknown_profile_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"unknown profile '__init__'; profiles: sglang"):
+    with pytest.raises(ValueError, match=r"unknown profile '__init__'; profiles: sglang, vllm"):
         load_profile("__init__")
     with pytest.raises(ValueError, match="unknown profile 'schema'"):
         load_profile("schema")

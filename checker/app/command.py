@@ -232,9 +232,11 @@ def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
     if result.mode_order:
         mode_order = result.mode_order
     else:
+        from idxcheck.app.selection import AUTO, DEFAULT_PROFILE
         from idxcheck.profiles.schema import load_profile
 
-        mode_order = load_profile(config.profile).mode_members
+        name = DEFAULT_PROFILE if config.profile == AUTO else config.profile
+        mode_order = load_profile(name).mode_members
     return Report(
         result=result,
         suppressed=tuple((s.finding, s.comment) for s in outcome.suppressed),

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from idxcheck.app.selection import AUTO
 from idxcheck.model.budget import DEFAULT_RLIMIT
 from idxcheck.model.config import MAX_FILE_BYTES, Config
 
@@ -255,6 +256,13 @@ def _check_constraints(
     from idxcheck.profiles.schema import load_profile
     from idxcheck.sym.parse import ConstraintError
 
+    if name == AUTO:
+        if domain or widths:
+            raise ConfigError(
+                f"{profile_label}: {AUTO!r} picks a profile per file, but a domain or widths "
+                "are written in one profile's symbols: name that profile"
+            )
+        return
     try:
         profile = load_profile(name)
     except ValueError as exc:
@@ -320,7 +328,12 @@ def resolve(settings: FileSettings | None, cli: Overrides) -> tuple[Config, tupl
     pick("exclude", cli.exclude, bool(cli.exclude), file.exclude, ())
     rooted_exclude = () if cli.exclude else (file.exclude or ())
     per_file_ignores = pick("per-file-ignores", None, False, file.per_file_ignores, ())
-    profile = pick("profile", cli.profile, bool(cli.profile), file.profile, "sglang")
+    # No profile named: each file's own (`app.selection`), but for a domain or widths, which
+    # are written in the default profile's symbols.
+    constrained = bool(cli.domain or file.domain or file.widths)
+    profile = pick(
+        "profile", cli.profile, bool(cli.profile), file.profile, "sglang" if constrained else AUTO
+    )
     domain = pick("domain", cli.domain, bool(cli.domain), file.domain, ())
     widths = pick("widths", None, False, file.widths, ())
     rlimit = pick("rlimit", cli.rlimit, cli.rlimit is not None, file.rlimit, DEFAULT_RLIMIT)

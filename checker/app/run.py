@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
 from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
 from idxcheck.model.config import Config
@@ -14,16 +15,17 @@ from idxcheck.model.progress import Progress
 from idxcheck.parallel.executor import WorkerExecutor
 from idxcheck.profiles.schema import Profile, load_profile
 from idxcheck.rules import REGISTRY, Rule
+from idxcheck.source.discover import DiscoveryError, discover
 from idxcheck.source.files import SourceFile
 from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_tree
 
 
-def profile_for(config: Config) -> Profile:
-    """The profile a scan with `config` uses, with the configuration's domain and widths."""
-    return load_profile(
-        config.profile, {"domain": list(config.domain), "widths": dict(config.widths)}
-    )
+def profile_for(config: Config, name: str | None = None) -> Profile:
+    """The profile a scan with `config` uses (`name`, where the configuration leaves it to
+    the files; else the default), with the configuration's domain and widths."""
+    chosen = config.profile if config.profile != AUTO else (name or DEFAULT_PROFILE)
+    return load_profile(chosen, {"domain": list(config.domain), "widths": dict(config.widths)})
 
 
 def run_tree(
@@ -50,6 +52,31 @@ def scan(
     profile and the registry (a test may hand its own)."""
     config = config or Config()
     started = time.perf_counter()
+    if profile is None and config.profile == AUTO:
+        # Each file with the profile of the package it is in (`app.selection`).
+        found = list(
+            discover(paths, config.exclude, config.shown_as, config.follow_links, config.link_roots)
+        )
+        groups = {
+            name: [item.path for item in items]
+            for name, items in by_profile(
+                [c for c in found if not isinstance(c, DiscoveryError)], lambda c: c.path
+            ).items()
+        }
+        # Paths that could not be walked are reported by the first group's walk.
+        unwalked = [item.path for item in found if isinstance(item, DiscoveryError)]
+        if unwalked:
+            first = next(iter(groups), DEFAULT_PROFILE)
+            groups[first] = [*groups.get(first, []), *unwalked]
+        results = []
+        for name, group in (groups or {DEFAULT_PROFILE: []}).items():
+            # The workers load the profile the configuration names.
+            named = replace(config, profile=name)
+            chosen = profile_for(named)
+            results.append(run_tree(load_tree(group, named, chosen), named, chosen, rules))
+        result = merge_results(results)
+        seconds = round(time.perf_counter() - started, 3)
+        return replace(result, stats=replace(result.stats, seconds=seconds))
     profile = profile or profile_for(config)
     tree = load_tree(paths, config, profile)
     result = run_tree(tree, config, profile, rules)

@@ -130,7 +130,38 @@ def _read_and_scan(
     config: Config,
     progress: Progress | None,
 ) -> tuple[ScanResult, LoadedTree]:
-    """The files that pass the prefilter read, and the tree scanned."""
+    """The files that pass the prefilter read, and the tree scanned: each file with its own
+    profile where the configuration names none (`app.selection`)."""
+    from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
+    from idxcheck.source.tree import LoadedTree
+
+    if config.profile != AUTO:
+        return _read_and_scan_one(candidates, errors, config, progress)
+    groups = by_profile(candidates, lambda c: c.path) or {DEFAULT_PROFILE: []}
+    results: list[ScanResult] = []
+    merged = LoadedTree()
+    for index, (name, group) in enumerate(groups.items()):
+        result, tree = _read_and_scan_one(
+            group,
+            errors if index == 0 else (),
+            replace(config, profile=name),
+            progress if len(groups) == 1 else None,
+        )
+        results.append(result)
+        merged.files.extend(tree.files)
+        merged.marked.update(tree.marked)
+        merged.errors.extend(tree.errors)
+        merged.walked += tree.walked
+    return merge_results(results), merged
+
+
+def _read_and_scan_one(
+    candidates: Sequence[Candidate],
+    errors: Sequence[FileError],
+    config: Config,
+    progress: Progress | None,
+) -> tuple[ScanResult, LoadedTree]:
+    """The files that pass the prefilter read, and the tree scanned with one profile."""
     from idxcheck.app.run import profile_for, run_tree
     from idxcheck.incremental.located import load_located, store_located
     from idxcheck.source.prefilter import Prefilter

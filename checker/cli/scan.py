@@ -69,7 +69,11 @@ from idxcheck.cli.main import (
 @click.option(
     "--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this glob (repeatable)."
 )
-@click.option("--profile", default=None, help="Project profile.  [default: sglang]")
+@click.option(
+    "--profile",
+    default=None,
+    help="Project profile (sglang, vllm, or auto: vllm for files in a vllm package, sglang for the others).  [default: auto]",
+)
 @click.option(
     "--domain",
     multiple=True,

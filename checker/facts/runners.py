@@ -17,7 +17,7 @@ from idxcheck.facts.runtime_model import RunnerWidth
 from idxcheck.interp.choices import iter_choice
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import ScanContext
-from idxcheck.interp.values import IntV, MemberV, Value
+from idxcheck.interp.values import ChoiceV, IntV, MemberV, Value
 from idxcheck.model.spans import Span
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import (
@@ -149,6 +149,10 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
         (attrs[a] for a in profile.runner_mode_attrs if a in attrs), None
     )
     block_text = _block_text(cls.file, cls.block)
+    modes_of_width = profile.runner_width_modes.get(width_attr, ())
+    if mode_value is None and modes_of_width:
+        # A width the profile knows the modes of (vLLM's `uniform_decode_query_len`).
+        mode_value = ChoiceV(tuple((TRUE, MemberV(m)) for m in modes_of_width))
     if mode_value is None:
         keyword = profile.idioms.runner_mode_keyword
         members = set(keyword.findall(block_text)) if keyword is not None else set()

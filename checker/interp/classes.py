@@ -103,8 +103,9 @@ def inherited(
 
 def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[str, Value]:
     """The constants the class body of `cls` or of a base in the scanned tree assigns
-    (`dllm_attention = None`), the class's own over its bases': `self.x` where `__init__`
-    leaves it unassigned. Only literals: anything else is left unknown."""
+    (`dllm_attention = None`, `reorder_batch_threshold: int = 1`), the class's own over its
+    bases': `self.x` where `__init__` leaves it unassigned. Only literals: anything else is left
+    unknown (and hides a base's literal of the same name)."""
     found: dict[str, Value] = {}
     if depth < 6:
         for base_name in cls.base_names():
@@ -123,9 +124,13 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
                 target, expression = stmt.target, stmt.value
             else:
                 continue
+            if not isinstance(target, cst.Name):
+                continue
             literal = _literal(expression)
-            if isinstance(target, cst.Name) and literal is not None:
+            if literal is not None:
                 found[target.value] = literal
+            else:
+                found.pop(target.value, None)  # not a literal: not known, a base's value neither
     return found
 
 
@@ -160,12 +165,19 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
     )
     written: dict[str, list[Value]] = {}
+    # The attributes that bound a phase's width (`Profile.entry_width_bounds`) are set at
+    # construction, also by the helpers only `__init__` calls (vLLM's
+    # `_init_reorder_batch_threshold`); other writes of such helpers stay per-forward state.
+    bounds = frozenset(ctx.profile.entry_width_bounds.values())
+    building = construction_methods(methods, ctx, base_methods) if bounds else frozenset()
     for name, fn in methods.items():
         if name == "__init__" or not _writes_self(fn):
             continue
         collector.self_writes = {}
         collector.run(fn, collector.entry_args(fn))
         for attr, values in collector.self_writes.items():
+            if name in building and attr in bounds:
+                continue
             written.setdefault(attr, []).extend(values)
     preallocated: dict[str, Value] = {}
     forward_state: set[str] = set()
@@ -289,6 +301,42 @@ _SELF_WRITE = re.compile(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]")
 
 def _writes_self(fn: FunctionSource) -> bool:
     return bool(_SELF_WRITE.search(fn.raw_text()))
+
+
+def construction_methods(
+    methods: dict[str, FunctionSource],
+    ctx: ScanContext,
+    base_methods: dict[str, FunctionSource] | None = None,
+) -> frozenset[str]:
+    """Private methods only `__init__` calls (directly, from the base's `__init__` that
+    `super().__init__()` runs, or through other such methods): they run at construction, like
+    `__init__` itself (vLLM's `_init_reorder_batch_threshold`)."""
+    callers: dict[str, set[str]] = {}
+    texts = [(name, fn) for name, fn in methods.items()]
+    base_init = (base_methods or {}).get("__init__")
+    if base_init is not None and base_init is not methods.get("__init__"):
+        texts.append(("__init__", base_init))
+    for name, fn in texts:
+        for match in _SELF_CALL.finditer(fn.raw_text()):
+            if match.group(1) != name:
+                callers.setdefault(match.group(1), set()).add(name)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, by in callers.items():
+            if (
+                name in found
+                or name not in methods
+                or not name.startswith("_")
+                or name.startswith("__")
+                or name in ctx.profile.entry_points
+            ):
+                continue
+            if by <= {"__init__"} | found:
+                found.add(name)
+                changed = True
+    return frozenset(found)
 
 
 def entry_points(methods: dict[str, FunctionSource], ctx: ScanContext) -> list[FunctionSource]:

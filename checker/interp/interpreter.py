@@ -79,6 +79,7 @@ from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
+from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
     TRUE,
@@ -103,6 +104,7 @@ from idxcheck.sym.terms import (
     relative_to,
     specialise_formula,
     strip,
+    term_leaves,
     term_size,
 )
 
@@ -237,9 +239,11 @@ class ClassInterpreter:
             return UnknownV(
                 f"parameter `{name}` of `{fn.qualname}`, whose callers are not in the class"
             )
-        return self.runtime_value(kind, name)
+        return self.runtime_value(kind, name, fn.loc(fn.node.name))
 
-    def runtime_value(self, kind: str, path: str) -> Value:
+    def runtime_value(self, kind: str, path: str, loc: Loc | None = None) -> Value:
+        if kind in ("tensor_qo", "max_width"):
+            return self._uniform_runtime(kind, path, loc)
         if kind == "forward_batch":
             return RuntimeV("forward_batch")
         if kind == "mode":
@@ -261,12 +265,33 @@ class ClassInterpreter:
             return RuntimeV(path, None)
         return RuntimeV(path, None)
 
+    def _uniform_runtime(self, kind: str, path: str, loc: Loc | None) -> Value:
+        """The runtime's own query index pointer (`tensor_qo`) or its widest request
+        (`max_width`): in a mode with a width per request (the profile's widths, but packed
+        modes) every request carries the runtime width, elsewhere the lengths are the
+        runtime's."""
+        entries = binop("+", Sym("bs"), Const(1))
+        other: Value = RuntimeV(path, entries if kind == "tensor_qo" else None)
+        uniform = frozenset(
+            m for m in self.profile.default_widths if m not in self.profile.packed_modes
+        )
+        if not uniform or (kind == "tensor_qo" and loc is None):
+            return other
+        value: Value
+        if kind == "tensor_qo":
+            assert loc is not None
+            value = LayoutV(Const(0), RuntimeWidth(), entries, loc, path, "runtime")
+        else:
+            value = IntV(RuntimeWidth())
+        is_uniform = ModeIs(uniform)
+        return ChoiceV(((is_uniform, value), (neg(is_uniform), other)))
+
     # -- frames ----------------------------------------------------------------------------
 
     def _run_frame(
         self, frame: Frame, args: dict[str, Value], pc: Formula
     ) -> tuple[Value, Formula]:
-        state = State(dict(args), pc)
+        state = State(dict(args), conj(pc, *self._entry_phase(frame.fn, args)))
         self._active.append(frame.fn.qualname)
         try:
             body = frame.fn.node.body
@@ -292,6 +317,24 @@ class ClassInterpreter:
         pcs = [p for p, _ in frame.returns]
         out_pc = pc if all(p == pc for p in pcs) else disj(*pcs)
         return value, out_pc
+
+    def _entry_phase(self, fn: FunctionSource, args: dict[str, Value]) -> list[Formula]:
+        """What the profile says of a method whatever its body tests (`Profile.entry_modes`):
+        the modes it runs in, and the bound its class sets on a request's query tokens there
+        (where that bound is modelled)."""
+        modes = self.profile.entry_modes.get(fn.name)
+        if modes is None or fn.owner is None:
+            return []
+        found: list[Formula] = [ModeIs(frozenset(modes))]
+        attr = self.profile.entry_width_bounds.get(fn.name)
+        bound = None
+        if attr is not None:
+            bound = args.get(SELF_PREFIX + attr, self.attrs.get(attr))
+        if isinstance(bound, IntV) and not any(
+            isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(bound.term)
+        ):
+            found.append(cmp("<=", RuntimeWidth(), strip(bound.term)))
+        return found
 
     # -- statements ------------------------------------------------------------------------
 
@@ -891,9 +934,13 @@ class ClassInterpreter:
             symbol = self.profile.config_symbols.get(attr)
             if symbol is not None:
                 return IntV(Sym(symbol))
+            if attr in self.profile.config_object_attrs:
+                # A part of it (`vllm_config.speculative_config`).
+                return ConfigV(f"{base.path}.{attr}")
             return UnknownV(f"configuration `{attr}` is not a symbol of the profile")
         if isinstance(base, RuntimeV):
-            return self.runtime_attribute(base, attr)
+            loc = frame.fn.loc(node) if frame is not None and node is not None else None
+            return self.runtime_attribute(base, attr, loc)
         if isinstance(base, ModuleV):
             return ModuleV(f"{base.name}.{attr}")
         if isinstance(base, ModeEnumV):
@@ -934,7 +981,7 @@ class ClassInterpreter:
             return RuntimeV(f"self.{attr}")
         return UnknownV(f"`self.{attr}` is not assigned in `{self.class_name}`")
 
-    def runtime_attribute(self, base: RuntimeV, attr: str) -> Value:
+    def runtime_attribute(self, base: RuntimeV, attr: str, loc: Loc | None = None) -> Value:
         if attr in self.profile.runtime_width_attrs:
             return IntV(RuntimeWidth())
         if attr in self.profile.config_object_attrs:
@@ -942,7 +989,7 @@ class ClassInterpreter:
         if base.path == "forward_batch":
             kind = self.profile.forward_batch_attrs.get(attr)
             if kind is not None:
-                return self.runtime_value(kind, attr)
+                return self.runtime_value(kind, attr, loc)
         if attr == "shape" and base.length is not None:
             return TupleV((IntV(base.length),))
         return RuntimeV(f"{base.path}.{attr}")
@@ -1088,6 +1135,14 @@ class ClassInterpreter:
         if isinstance(base, ChoiceV):
             return map_choice(base, lambda v: self.slice_value(v, lower, upper))
         if isinstance(base, LayoutV):
+            # A negative bound counts from the end (`[:-1]`).
+            if base.entries is not None:
+                lower, upper = (
+                    binop("+", base.entries, b)
+                    if b is not None and (const_value(b) or 0) < 0
+                    else b
+                    for b in (lower, upper)
+                )
             low = lower if lower is not None else Const(0)
             start = binop("+", base.start, binop("*", low, base.stride))
             entries: Term | None = base.entries
@@ -1182,6 +1237,22 @@ class ClassInterpreter:
                 )
         if isinstance(left, IntV) and isinstance(right, LayoutV) and op == "*":
             return self.arith(op, right, left)
+        if isinstance(left, LayoutV) and isinstance(right, LayoutV) and op == "-":
+            # Entry i of each is start + i * stride: with one stride the difference is the
+            # same at every entry (`query_start_loc[1:] - query_start_loc[:-1]`).
+            stride = poly.to_poly(strip(left.stride))
+            if stride is not None and stride == poly.to_poly(strip(right.stride)):
+                same = (
+                    left.entries is not None
+                    and right.entries is not None
+                    and poly.to_poly(left.entries) == poly.to_poly(right.entries)
+                )
+                difference = binop("-", left.start, right.start)
+                plain = poly.to_poly(difference)
+                return ConstVecV(
+                    poly.to_term(plain) if plain is not None else difference,
+                    left.entries if same else None,
+                )
         if isinstance(left, ConstVecV) and isinstance(right, IntV) and op in ("*", "+", "-", "//"):
             return ConstVecV(binop(op, left.value, right.term), left.length)
         if isinstance(left, IntV) and isinstance(right, ConstVecV) and op in ("*", "+"):
@@ -1549,6 +1620,12 @@ class ClassInterpreter:
                     owner=callee,
                     destination=keyword_text(key, called),
                 )
+        counts = self.profile.runtime_counts.get(_base_name(node.func) or "")
+        if counts is not None:
+            # The runtime's counts (vLLM's decode/prefill split): one value per name wherever
+            # they are read, so conditions on them in a caller and a helper agree.
+            name = _base_name(node.func)
+            return TupleV(tuple(IntV(RuntimeInt(f"{name}:{item}")) for item in counts))
         if isinstance(func, ChoiceV):
             # One of several functions (what a resolver returns on each path): the keywords
             # are bound once, above, not once per alternative.

@@ -92,8 +92,20 @@ CONSTANTS: tuple[Constant, ...] = (
         True,
     ),
     _c(
+        "ENTRY_MODES",
+        "Method -> the modes it runs in, whatever its body tests (a project without a mode enum: the entry point says the phase).",
+    ),
+    _c(
+        "RUNTIME_COUNTS",
+        "Function of the runtime -> the names of the integers it returns (a tuple of them): one runtime value per name wherever it is read.",
+    ),
+    _c(
+        "ENTRY_WIDTH_BOUNDS",
+        "Method -> the attribute of its class that bounds the query tokens of a request there (read where the class sets it).",
+    ),
+    _c(
         "ENTRY_PARAMS",
-        "Entry point parameter -> kind (`forward_batch`, `mode`, `bs`, `max_bs`, `num_tokens`, `max_num_tokens`, `runtime`, `tensor_bs`, `tensor_tokens`, `tensor`).",
+        "Entry point parameter -> kind (`forward_batch`, `mode`, `bs`, `max_bs`, `num_tokens`, `max_num_tokens`, `runtime`, `tensor_bs`, `tensor_tokens`, `tensor`; `tensor_qo`: the runtime's query index pointer, and `max_width`: its widest request, uniform of the runtime width in the modes with a default width but packed ones).",
         True,
     ),
     _c(
@@ -162,6 +174,10 @@ CONSTANTS: tuple[Constant, ...] = (
     _c(
         "RUNNER_MODE_KEYWORD",
         "Pattern of the mode a runner captures in when no runner mode attribute says it (group 1: the member).",
+    ),
+    _c(
+        "RUNNER_WIDTH_MODES",
+        "Runner width attribute -> the modes it is the width of, where no runner mode attribute or keyword says it.",
     ),
     _c("DRAFT_RUNNER", "Pattern of the class names of runners that run in a draft worker.", True),
     _c("COMPARE_DRAFT_DECODE", "Whether draft-decode runners are compared with backends."),

@@ -162,6 +162,14 @@ class Profile:
     role_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int | None], ...]]] = field(
         default_factory=dict
     )
+    # Methods that run in given modes whatever their body tests, and the attribute of their
+    # class that bounds a request's query tokens there (a project without a mode enum).
+    entry_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    entry_width_bounds: dict[str, str] = field(default_factory=dict)
+    # Functions of the runtime that return integers it computes -> their names.
+    runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A runner width attribute -> the modes it is the width of.
+    runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -308,6 +316,16 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         role_calls={
             name: (tuple(excluded), tuple(params))
             for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()
+        },
+        entry_modes={
+            name: tuple(modes) for name, modes in getattr(module, "ENTRY_MODES", {}).items()
+        },
+        entry_width_bounds=dict(getattr(module, "ENTRY_WIDTH_BOUNDS", {})),
+        runtime_counts={
+            name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
+        },
+        runner_width_modes={
+            attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
         },
     )
 

@@ -550,6 +550,8 @@ class ClassSource:
         names: list[str] = []
         for arg in self.node.bases:
             value = arg.value
+            if isinstance(value, cst.Subscript):
+                value = value.value  # a generic base, `Builder[Metadata]`, is the class `Builder`
             if isinstance(value, cst.Name):
                 names.append(value.value)
             elif isinstance(value, cst.Attribute):

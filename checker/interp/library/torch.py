@@ -82,6 +82,8 @@ def tensor_method(call: Call, receiver: LayoutV | BufferV | ConstVecV) -> Value:
         return IntV(length) if length is not None else UnknownV("a tensor of unknown length")
     if name == "cumsum" and isinstance(receiver, ConstVecV):
         return arrays.cumsum_of(call, receiver)
+    if name in ("max", "min", "amax", "amin") and not args and isinstance(receiver, ConstVecV):
+        return IntV(receiver.value)  # every entry is the value (an empty vector raises)
     if name == "view" and args and const_value(to_term(args[0])) == -1:
         return receiver
     return UnknownV(f"tensor method `{name}` is not modelled")

@@ -1,0 +1,171 @@
+"""The vLLM profile on hand-written vLLM-shaped builders (fixtures/vllm), and the choice of a
+profile per file: a `vllm` package is vLLM's, the rest SGLang's, unless a profile is named."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from idxcheck.app.config_file import ConfigError, FileSettings, Overrides, resolve
+from idxcheck.app.run import scan
+from idxcheck.app.selection import profile_of_file, profile_of_path
+from idxcheck.model.config import Config
+
+from .conftest import FIXTURES, ROOT
+from .expectations import expectations
+
+PACKAGE = FIXTURES / "vllm" / "vllm"
+AUTO = Config(profile="auto", raise_on_unsupported=True)
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def found(result_findings: list) -> set[tuple[str, int, str]]:  # type: ignore[type-arg]
+    return {(f.span.path, f.span.line, f.code) for f in result_findings}
+
+
+def test_the_vllm_fixtures_are_flagged_where_they_expect() -> None:
+    result = scan([rel(PACKAGE.parent)], AUTO)
+    assert result.errors == []
+    expected: set[tuple[str, int, str]] = set()
+    for path in sorted(PACKAGE.glob("*.py")):
+        expected |= expectations(path, rel(path))
+    assert expected and found(result.findings) == expected
+    (stride,) = result.findings
+    # Compared with the runner of the same tree, in the phase of the entry point.
+    assert stride.mode == "UNIFORM_DECODE"
+    assert any(r.role == "runner" and "ToyModelRunner" in r.message for r in stride.related)
+    assert stride.counterexample == {"bs": 2, "num_speculative_tokens": 1}
+    assert "num_reqs=2 num_speculative_tokens=1" in stride.counterexample_text
+
+
+def test_the_clean_builders_are_proved_and_fully_modelled() -> None:
+    result = scan([rel(PACKAGE / "clean_builder.py"), rel(PACKAGE / "runner.py")], AUTO)
+    assert result.errors == [] and result.findings == []
+    assert result.stats.proved > 0 and result.stats.unsupported == 0
+
+
+def test_the_threshold_of_the_builder_is_read_from_its_class(tmp_path: Path) -> None:
+    package = tmp_path / "vllm"
+    shutil.copytree(PACKAGE, package)
+    clean = scan([str(package)], AUTO)
+    assert [f.span.path for f in clean.findings] == [str(package / "buggy_builder.py")]
+    # The single-token builder is clean because its threshold keeps a verify step out of its
+    # decode path; with the spec-as-decode threshold its stride-1 layout is the bug.
+    path = package / "clean_builder.py"
+    path.write_text(
+        path.read_text().replace(
+            "self.reorder_batch_threshold = 1", "self.reorder_batch_threshold = 4"
+        )
+    )
+    widened = scan([str(package)], AUTO)
+    flagged = {(f.span.path, f.code) for f in widened.findings}
+    assert (str(path), "IDX001") in flagged
+
+
+def test_without_a_runner_the_profile_default_is_used_and_said(tmp_path: Path) -> None:
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "buggy_builder.py", package)
+    result = scan([str(package)], AUTO)
+    (stride,) = result.findings
+    assert stride.mode == "UNIFORM_DECODE"
+    assert any(r.role == "profile" and "vLLM profile" in r.message for r in stride.related)
+
+
+SGLANG_BACKEND = FIXTURES / "bugs" / "eagle_draft_extend_v2.py"
+
+
+def test_a_tree_of_both_projects_scans_each_file_with_its_own_profile(tmp_path: Path) -> None:
+    shutil.copytree(PACKAGE, tmp_path / "vllm")
+    (tmp_path / "sglang_side").mkdir()
+    shutil.copy(SGLANG_BACKEND, tmp_path / "sglang_side" / "backend.py")
+    result = scan([str(tmp_path)], Config(profile="auto"))
+    assert result.errors == []
+    modes = {Path(f.span.path).name: f.mode for f in result.findings}
+    assert modes["buggy_builder.py"] == "UNIFORM_DECODE"
+    assert modes["backend.py"] == "DRAFT_EXTEND_V2"
+    assert "UNIFORM_DECODE" in result.mode_order and "DRAFT_EXTEND_V2" in result.mode_order
+    # A profile named applies to every file: SGLang's finds no phase in the vLLM builder.
+    named = scan([str(tmp_path)], Config(profile="sglang"))
+    assert {Path(f.span.path).name for f in named.findings} == {"backend.py"}
+
+
+def test_a_vllm_package_is_a_folder_of_that_name_with_an_init(tmp_path: Path) -> None:
+    (tmp_path / "vllm" / "v1").mkdir(parents=True)
+    builder = tmp_path / "vllm" / "v1" / "builder.py"
+    builder.write_text("")
+    assert profile_of_file(str(builder)) == "sglang"  # no __init__.py: not a package
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    assert profile_of_file(str(builder)) == "vllm"
+    assert profile_of_path(str(tmp_path / "vllm")) == "vllm"
+    assert profile_of_path(str(tmp_path)) == "sglang"
+
+
+def test_the_profile_is_chosen_per_file_unless_named_or_constrained() -> None:
+    assert resolve(None, Overrides())[0].profile == "auto"
+    assert resolve(None, Overrides(profile="vllm"))[0].profile == "vllm"
+    in_file = FileSettings(path="pyproject.toml", root=".", profile="vllm")
+    assert resolve(in_file, Overrides())[0].profile == "vllm"
+    # A domain is written in one profile's symbols: SGLang's, unless a profile is named.
+    constrained = resolve(None, Overrides(domain=("speculative_eagle_topk == 1",)))[0]
+    assert constrained.profile == "sglang"
+    named = resolve(None, Overrides(profile="vllm", domain=("num_speculative_tokens <= 4",)))[0]
+    assert named.profile == "vllm"
+    with pytest.raises(ConfigError, match="'auto' picks a profile per file"):
+        resolve(None, Overrides(profile="auto", domain=("speculative_eagle_topk == 1",)))
+
+
+LAYERED = """import torch
+from typing import Generic, TypeVar
+
+M = TypeVar("M")
+
+
+class BaseBuilder(Generic[M]):
+    reorder_batch_threshold: int = 1
+
+    def __init__(self, vllm_config):
+        self.vllm_config = vllm_config
+
+    def _init_reorder_batch_threshold(self, threshold, spec_as_decode):
+        self.reorder_batch_threshold = threshold
+        if spec_as_decode:
+            self.reorder_batch_threshold = max(threshold, max_decode_query_len(self.vllm_config))
+
+
+class CommonBuilder(BaseBuilder[M]):
+    def __init__(self, vllm_config):
+        super().__init__(vllm_config)
+        self._init_reorder_batch_threshold(self.reorder_batch_threshold, SPEC_AS_DECODE)
+
+
+class LeafBuilder(CommonBuilder[dict]):
+    def _build_decode(self, seq_lens_device, query_start_loc_cpu, num_decode_tokens):
+        num_reqs = seq_lens_device.size(0)
+        qo_indptr = torch.arange(0, num_reqs + 1, step=1)
+        return DecodeMetadata(qo_indptr=qo_indptr)
+"""
+
+
+@pytest.mark.parametrize(("spec_as_decode", "flagged"), [("False", False), ("True", True)])
+def test_the_threshold_is_followed_through_generic_bases_and_init_helpers(
+    tmp_path: Path, spec_as_decode: str, flagged: bool
+) -> None:
+    # The class attribute of the base, raised at construction by a helper only `__init__`
+    # calls, reached through generic bases (`CommonBuilder[M]`).
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "runner.py", package)
+    (package / "layered.py").write_text(LAYERED.replace("SPEC_AS_DECODE", spec_as_decode))
+    result = scan([str(package)], Config(profile="auto"))
+    assert result.errors == []
+    assert (
+        bool([f for f in result.findings if f.function == "LeafBuilder._build_decode"]) is flagged
+    )
