@@ -42,7 +42,9 @@ def package_at(ref: str | None) -> Iterator[Path]:
             (package / entry.name).symlink_to(entry)
         (package / "rules").symlink_to(source / "rules")
         (package / "runtime_kernels").symlink_to(source / "runtime_kernels")
-        compileall.compile_dir(str(package), quiet=1)
+        # compileall does not descend into linked folders: compile the sources themselves.
+        for folder in ("checker", "rules", "runtime_kernels"):
+            compileall.compile_dir(str(source / folder), quiet=1)
         yield base / "path"
 
 

@@ -1,15 +1,14 @@
-"""Regenerate docs/report-sglang-0.5.13.png: the HTML report of a real SGLang scan.
+"""Regenerate docs/report-sglang-0.5.23.png: the HTML report of a real SGLang scan.
 
-SGLang 0.5.13 (downloaded from PyPI into the ignored .cache/) with the motivating fix reverted
-in `srt/layers/attention/triton_backend.py`, scanned together with the rest of its attention
-backends and the `ForwardMode` enum; the page is rendered by headless Chromium.
+The whole `sglang` package of release 0.5.23 (downloaded from PyPI into the ignored .cache/,
+or $IDXCHECK_CACHE) scanned as a user scans a checkout, the page rendered by headless Chromium
+1,280 px wide, as tall as the backend x forward-mode matrix and its legend.
 
     python docs/report_screenshot.py            # needs network once, and Debian's chromium
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,46 +17,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import screenshot  # noqa: E402
+from tests.browser import matrix_layout, screenshot  # noqa: E402
 from tests.realtree import sglang_tree  # noqa: E402
-from tests.test_real_sglang import variant  # noqa: E402
 
-VERSION = "0.5.13"
+VERSION = "0.5.23"
 TARGET = ROOT / "docs" / f"report-sglang-{VERSION}.png"
-SCANNED = ("srt/layers/attention", "srt/model_executor/forward_batch_info.py")
+WIDTH = 1280
+BELOW_TABLE = 40  # CSS pixels under the matrix: its legend
 
 
 def main() -> int:
     package = sglang_tree(VERSION)
     with tempfile.TemporaryDirectory(prefix="idxcheck-shot-") as folder:
-        work = Path(folder)
-        for rel in SCANNED:
-            source, copy = package / rel, work / "sglang" / rel
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            if source.is_dir():
-                shutil.copytree(source, copy)
-            else:
-                shutil.copy(source, copy)
-        backend = work / "sglang/srt/layers/attention/triton_backend.py"
-        backend.write_text(variant(backend.read_text(), {0, 1}))  # the fix of both sites reverted
-        page = work / "report.html"
+        page = Path(folder) / "report.html"
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "idxcheck",
-                "scan",
-                *(f"sglang/{rel}" for rel in SCANNED),
-                "--format",
-                f"html={page}",
-            ],
-            cwd=work,
+            [sys.executable, "-m", "idxcheck", "scan", package.name, "--format", f"html={page}"],
+            cwd=package.parent,
             check=False,
         )
         if proc.returncode not in (0, 1):
             return proc.returncode
-        screenshot(page, TARGET, 1400, 1600)
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+        bottom = matrix_layout(page, WIDTH, 800)["table"][3]
+        screenshot(page, TARGET, WIDTH, int(bottom) + BELOW_TABLE)
+    print(f"wrote {TARGET.relative_to(ROOT)} ({TARGET.stat().st_size // 1024} KB)")
     return 0
 
 

@@ -63,6 +63,9 @@ class Rule:
     # Compares two bindings of one target (capture against replay) instead of one binding
     # against the runtime width; such a rule implements `compare`.
     pairwise: ClassVar[bool] = False
+    # Its claim holds when the subject is the claim's target (else the runtime width): a
+    # finding may offer to write the site as a class attribute that holds that value.
+    fixable: ClassVar[bool] = False
     # Compared with the most tokens a request can have, where a mode packs requests of fewer
     # tokens than its runner's width (a grid must cover every request, not the capture's).
     bounds_requests: ClassVar[bool] = False

@@ -47,6 +47,7 @@ class GridScalarTooSmall(Rule):
     """
 
     code = "IDX002"
+    fixable = True
     name = "grid-scalar-too-small"
     roles = frozenset({Role.GRID})
     bounds_requests = True

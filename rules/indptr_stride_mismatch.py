@@ -45,6 +45,7 @@ class IndptrStrideMismatch(Rule):
     """
 
     code = "IDX001"
+    fixable = True
     name = "qo-indptr-stride-mismatch"
     roles = frozenset({Role.QO})
     summary = "uniform query index pointer stride differs from the runtime tokens per request"

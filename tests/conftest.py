@@ -23,6 +23,8 @@ def _private_cache(
     # Each test gets an empty cache of its own, so no test sees another's stored results and
     # none writes to the user's cache; tests/test_cache.py tests the cache itself.
     monkeypatch.setenv("IDXCHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # Reports link rule pages where the user's environment says; tests say it themselves.
+    monkeypatch.delenv("IDXCHECK_DOCS_URL", raising=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -75,7 +75,7 @@ def test_motivating_bug_counterexample_needs_a_tree_draft() -> None:
     }
     assert stride.message == (
         "qo_indptr stride `self.speculative_num_steps + 1` != runtime tokens per request "
-        "`num_draft_tokens` in DRAFT_EXTEND_V2"
+        "`{num_draft_tokens}` in DRAFT_EXTEND_V2"
     )
     assert stride.replay is not None and stride.replay.to_dict() == {
         "mode": "DRAFT_EXTEND_V2",

@@ -34,6 +34,8 @@ INPUTS = [
     "fixtures/golden/inputs/suppressed_backend.py",
 ]
 UPDATE = bool(os.environ.get("IDXCHECK_UPDATE_GOLDENS"))
+# Where the golden reports link rule pages (not the environment's or the installed metadata's).
+DOCS_URL = "https://example.org/idxcheck/docs"
 
 
 def golden_report() -> Report:
@@ -46,6 +48,7 @@ def golden_report() -> Report:
         suppressed=tuple((s.finding, s.comment) for s in outcome.suppressed),
         exit_code=1 if outcome.result.findings else 0,
         mode_order=load_profile("sglang").mode_members,
+        docs_url=DOCS_URL,
     )
 
 

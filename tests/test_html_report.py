@@ -55,6 +55,8 @@ class MatrixReader(HTMLParser):
             self._capturing, self._text = True, []
             if tag == "td":
                 self._cells.append(a.get("data-verdict", ""))
+            elif a.get("scope") == "row":  # the header shows it shortened: the full name
+                self._row = a.get("data-row", "")
 
     def handle_data(self, data: str) -> None:
         if self._capturing:
@@ -67,11 +69,9 @@ class MatrixReader(HTMLParser):
             text = "".join(self._text).strip()
             if self._section == "thead" and text != "backend":
                 self.modes.append(text)
-            elif self._section == "tbody":
-                self._row = text
         if tag in ("th", "td"):
             self._capturing = False
-        elif tag == "tr" and self._section == "tbody":
+        elif tag == "tr" and self._section == "tbody" and self._row:  # not a folder's header
             self.rows[self._row] = dict(zip(self.modes, self._cells, strict=True))
         elif tag == "table":
             self._in_matrix = False

@@ -130,7 +130,7 @@ def test_a_toy_profile_and_a_toy_rule_run_through_the_pipeline(tmp_path: Path) -
     stride = by_code["IDX001"]
     assert stride.mode == "VERIFY" and stride.span.line == 11
     assert stride.message == (
-        "qo_indptr stride `self.lookahead - 1` != runtime tokens per request `lookahead` in VERIFY"
+        "qo_indptr stride `self.lookahead - 1` != runtime tokens per request `{lookahead}` in VERIFY"
     )
     assert stride.counterexample_text == "bs=2 lookahead=2"
     assert any(

@@ -123,7 +123,7 @@ def test_a_new_or_removed_file_is_seen(tree: Path, tmp_path: Path, settle_now: N
     assert _doc(tree, cache_dir) == _doc(tree, None)
 
 
-def test_warm_cli_run_loads_neither_libcst_nor_z3(
+def test_warm_cli_run_loads_neither_libcst_nor_z3_nor_the_rules(
     tree: Path, tmp_path: Path, settle_now: None
 ) -> None:
     env = dict(os.environ, IDXCHECK_CACHE_DIR=str(tmp_path / "cache"))
@@ -145,7 +145,9 @@ def test_warm_cli_run_loads_neither_libcst_nor_z3(
         f"    main(['scan', '--format', 'json', {str(tree)!r}])\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "loaded = [m for m in ('libcst', 'z3', 'idxcheck.check.pipeline') if m in sys.modules]\n"
+        "heavy = ('libcst', 'z3', 'idxcheck.check.pipeline', 'idxcheck.rules.registry',\n"
+        "         'idxcheck.interp.values', 'tempfile')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
         "print(code, loaded, file=sys.stderr)\n"
     )
     second = subprocess.run(

@@ -76,6 +76,12 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
             "--diff-base needs a git ref (a branch, tag or commit), not an empty one"
         )
     config = _resolved(request).config
+    from idxcheck.app.docs_url import DocsUrlError, docs_url
+
+    try:
+        docs_url()  # the reports link rule pages there: a bad address fails before the scan
+    except DocsUrlError as exc:
+        raise RequestError(str(exc)) from None
     # Git and baseline support is loaded only by the options that use them.
     usage_errors: list[type[Exception]] = [ValueError]
     if request.baseline or request.write_baseline or request.diff_base:
@@ -217,6 +223,7 @@ def exit_code(result: ScanResult, config: Config, exit_zero: bool = False) -> in
 
 def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
     """What every renderer is handed."""
+    from idxcheck.app.docs_url import docs_url
     from idxcheck.report.context import Report, SourceCache
 
     result = outcome.result
@@ -237,5 +244,6 @@ def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
         baseline_used=outcome.baseline_used,
         stale_baseline=outcome.stale_baseline,
         mode_order=mode_order,
+        docs_url=docs_url(),
         sources=SourceCache(outcome.texts),
     )

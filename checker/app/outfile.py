@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 
 
 class OutputError(Exception):
@@ -56,6 +55,8 @@ def write_text(path: str, text: str) -> None:
 
 def _replace(target: str, data: bytes, existing: os.stat_result | None) -> None:
     folder, name = os.path.split(target)
+    import tempfile  # only when a file is written: a scan to standard output needs none
+
     descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(descriptor, "wb") as handle:

@@ -138,6 +138,8 @@ def check_facts(
     """Each class's obligations decided, counted and noted in `part`, then the findings of
     the refuted ones built, in decision order."""
     outcomes: list[Outcome] = []
+    # Each outcome's class (by the outcome's identity), for the attributes a fix may use.
+    owners: dict[int, ClassFacts] = {}
     notes: dict[tuple[str, int, str], SiteNote] = {}
     for class_facts in facts:
         # What the tree itself rejects for this backend (an argument hook's check) narrows
@@ -150,6 +152,7 @@ def check_facts(
             _count(part, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)
             _note_outcome(part, pairwise, outcome, notes, checker.config)
             outcomes.append(outcome)
+            owners[id(outcome)] = class_facts
         groups = _groups(class_facts.bindings)
         for binding in [*class_facts.bindings, *class_facts.access_bindings()]:
             if binding.kind == BindingKind.ARGUMENT:
@@ -162,14 +165,29 @@ def check_facts(
                 _count(part, binding, item.rule.code, item.mode, outcome)
                 _note_outcome(part, item, outcome, notes, checker.config)
                 outcomes.append(outcome)
-    builder = FindingBuilder(checker.profile)
+                owners[id(outcome)] = class_facts
+    builder = FindingBuilder(
+        checker.profile, checker.modes, constraints.registry if constraints else None
+    )
+    # The modes each function is checked in: a fix in one mode keeps the others' code.
+    function_modes: dict[str, set[str]] = {}
+    for outcome in outcomes:
+        function_modes.setdefault(outcome.obligation.binding.function, set()).add(
+            outcome.obligation.mode
+        )
     for outcome in outcomes:
         if outcome.verdict != Verdict.REFUTED:
             continue
         ob = outcome.obligation
+        owner = owners.get(id(outcome))
         part.findings.append(
             (
-                builder.build(outcome, _companions(outcome, outcomes)),
+                builder.build(
+                    outcome,
+                    _companions(outcome, outcomes),
+                    owner.int_attrs if owner is not None else None,
+                    frozenset(function_modes[ob.binding.function] - {ob.mode}),
+                ),
                 ob.binding.loc.span,
                 ob.binding.name,
                 ob.rule.mode_independent,

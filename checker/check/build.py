@@ -8,16 +8,24 @@ from dataclasses import dataclass, replace
 
 from idxcheck.check.checker import Outcome
 from idxcheck.check.kernel import KernelVerdict
+from idxcheck.check.launch import launch_of
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
+from idxcheck.facts.modes import ModeModel
 from idxcheck.interp.values import LayoutV, RuntimeV
-from idxcheck.model.findings import Finding, Related, make_finding
+from idxcheck.model.findings import Finding, Fix, Related, make_finding
 from idxcheck.model.kinds import Severity
 from idxcheck.model.replay import ReplayBlock
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.sym.evaluate import Assignment, NotConcrete, eval_term, primary_tag, selected_tags
+from idxcheck.sym.poly import Poly, to_poly
+from idxcheck.sym.poly import to_term as poly_term
 from idxcheck.sym.render import render_formula, render_term
 from idxcheck.sym.terms import (
+    Cmp,
+    Const,
+    Formula,
+    ModeIs,
     Term,
     conj,
     formula_atoms,
@@ -25,6 +33,7 @@ from idxcheck.sym.terms import (
     neg,
     specialise_formula,
     specialise_term,
+    untag,
     untag_formula,
 )
 
@@ -46,14 +55,48 @@ class _Parts:
     explain: tuple[str, ...]
     replay: ReplayBlock
     own_symbols: frozenset[str]
+    # Whether `primary` is where the site's value was written (a place on its provenance
+    # chain), not the layout or binding it falls back to.
+    tagged: bool = False
 
 
 class FindingBuilder:
-    def __init__(self, profile: Profile) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        modes: ModeModel | None = None,
+        registry: dict[str, set[str]] | None = None,
+    ) -> None:
         self.profile = profile
+        # Short names, for counterexamples (`topk=2`); in terms and formulas a symbol is
+        # written in braces (`{num_draft_tokens}`), never as a name the code may also use.
         self.names = dict(profile.display)
+        self.shown = {symbol: "{" + short + "}" for symbol, short in profile.display.items()}
+        self.modes = modes
+        # Backend class -> the names it is registered under (`--attention-backend NAME`).
+        # First the name the class is called by, then a name that builds it alone.
+        self.backends: dict[str, list[str]] = {}
+        for name, classes in sorted((registry or {}).items()):
+            for cls in classes:
+                self.backends.setdefault(cls, []).append(name)
+        for cls, names in self.backends.items():
+            names.sort(
+                key=lambda n: (
+                    n.lower().replace("_", "") not in cls.lower(),
+                    len((registry or {})[n]) > 1,
+                    n,
+                )
+            )
 
-    def build(self, outcome: Outcome, companions: dict[str, Term]) -> Finding:
+    def build(
+        self,
+        outcome: Outcome,
+        companions: dict[str, Term],
+        attrs: dict[str, Term] | None = None,
+        other_modes: frozenset[str] = frozenset(),
+    ) -> Finding:
+        """The finding of a refuted obligation; `attrs`: the integer attributes of its class,
+        `other_modes`: the other modes its function is checked in (for the fix)."""
         ob = outcome.obligation
         atoms = dict(outcome.atoms)
         width_env = Assignment(ints=outcome.model, mode=ob.mode, atoms=atoms)
@@ -83,6 +126,18 @@ class FindingBuilder:
                     parts, explain=(*parts.explain, *ob.rule.explain_without_kernel(grid[0]))
                 )
         holds = render_formula(specialise_formula(untag_formula(ob.claim.holds), ob.mode))
+        class_name = ob.binding.function.split(".")[0] if "." in ob.binding.function else ""
+        launch = launch_of(
+            self.profile.launch,
+            parts.counterexample,
+            ob.mode,
+            class_name,
+            self.backends.get(class_name, ()),
+            arch=outcome.kernel.row.arch
+            if outcome.kernel is not None and outcome.kernel.row is not None
+            else "",
+        )
+        fix = self._fix(ob, parts, attrs or {}, other_modes)
         return make_finding(
             code=ob.rule.code,
             name=ob.rule.name,
@@ -101,7 +156,69 @@ class FindingBuilder:
             identity=(ob.rule.code, ob.binding.function, ob.mode, holds),
             explain=parts.explain,
             replay=parts.replay,
+            launch=launch,
+            fix=fix,
         )
+
+    def _fix(
+        self, ob: Obligation, parts: _Parts, attrs: dict[str, Term], other_modes: frozenset[str]
+    ) -> Fix | None:
+        """The finding's expression rewritten as an attribute of its class that holds the
+        runtime's width (the same configuration symbols), guarded by the mode where its
+        function also runs in other modes. None where no attribute holds it, the expression
+        is not in the binding's function (an attribute written in `__init__`), or no mode
+        test can be written there."""
+        if (
+            not ob.rule.fixable
+            or not parts.tagged
+            or ob.other is not None
+            or ob.runner is ANY_RUNNER
+            or not attrs
+            or "." not in ob.binding.function
+        ):
+            return None
+        span = parts.primary.span
+        start, end = ob.binding.scope
+        if span.path != ob.binding.loc.span.path or not (start < span.line <= end):
+            return None
+        target = ob.claim.target if ob.claim.target is not None else ob.runner.term
+        wanted = _normal(untag(specialise_term(target, ob.mode)))
+        if wanted is None:
+            return None
+        matching = sorted(
+            (len(name), name) for name, term in attrs.items() if _normal(term) == wanted
+        )
+        if not matching:
+            return None
+        attribute = "self." + matching[0][1]
+        width = render_term(ob.runner.term, self.shown)
+        if not other_modes:
+            return Fix(
+                f"`{attribute}` holds the runtime's width `{width}`",
+                attribute,
+                parts.site_text,
+            )
+        predicate = self._predicate(ob.mode)
+        if predicate is None or not ob.binding.mode_expr:
+            return None
+        test = f"{ob.binding.mode_expr}.{predicate}()"
+        return Fix(
+            f"`{attribute}` holds the runtime's width `{width}` in {ob.mode}; the function "
+            f"also runs in {', '.join(sorted(other_modes))}",
+            f"({attribute} if {test} else {parts.site_text})",
+            parts.site_text,
+            (f"({attribute} if {test} else ", ")"),
+        )
+
+    def _predicate(self, mode: str) -> str | None:
+        """A predicate of the tree's forward-mode enum that holds in `mode` alone."""
+        if self.modes is None:
+            return None
+        exact = ModeIs(frozenset({mode}))
+        for name in sorted(self.modes.predicates):
+            if self.modes.call(name, [], {}) == exact:
+                return name
+        return None
 
     def _parts(
         self,
@@ -123,9 +240,9 @@ class FindingBuilder:
             site_text = ""  # no term of its own: laid out from what the runtime passes in
         else:
             site_text = render_term(subject)
-        width_text = render_term(ob.runner.term, self.names)
+        width_text = render_term(ob.runner.term, self.shown)
         target_text = (
-            render_term(specialise_term(ob.claim.target, ob.mode), self.names)
+            render_term(specialise_term(ob.claim.target, ob.mode), self.shown)
             if ob.claim.target is not None
             else width_text
         )
@@ -164,6 +281,7 @@ class FindingBuilder:
             self._explain(outcome, site_text, width_text),
             replay,
             own_symbols,
+            bool(chosen),
         )
 
     def _text(self, counterexample: dict[str, int]) -> str:
@@ -240,10 +358,12 @@ class FindingBuilder:
 
     def _explain(self, outcome: Outcome, site_text: str, width_text: str) -> tuple[str, ...]:
         ob = outcome.obligation
-        names = self.names
-        violation = render_formula(
-            neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode)), names
-        )
+        names = self.shown
+        failing = neg(specialise_formula(untag_formula(ob.claim.holds), ob.mode))
+        violation = render_formula(failing, names)
+        plain = _cancelled(failing)
+        if plain is not None:
+            violation += f", that is {render_formula(plain, names)}"
         return (
             f"site: `{site_text}` bound to `{ob.binding.name}` in {ob.binding.function} ({ob.binding.kind})",
             *(f"tree constraint: {c.text} ({c.span.path}:{c.span.line})" for c in ob.constraints),
@@ -328,6 +448,36 @@ class FindingBuilder:
             explain=explain,
         )
         return refined, ob.rule.severity
+
+
+def _normal(term: Term) -> Poly | Term | None:
+    """A term's polynomial normal form (`1 + steps` is `steps + 1`), else the term itself."""
+    found = to_poly(term)
+    return found if found is not None else term
+
+
+_FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _cancelled(formula: Formula) -> Formula | None:
+    """A comparison whose sides share a symbol, with what they share taken away on both
+    (`ndt != ndt + front` is `front != 0`); None when nothing cancels."""
+    if not isinstance(formula, Cmp):
+        return None
+    left, right = to_poly(formula.left), to_poly(formula.right)
+    if left is None or right is None:
+        return None
+    if not {s for m in left for s in m} & {s for m in right for s in m}:
+        return None
+    difference = dict(left)
+    for mono, coeff in right.items():
+        difference[mono] = difference.get(mono, 0) - coeff
+    positive = {m: c for m, c in difference.items() if c > 0}
+    negative = {m: -c for m, c in difference.items() if c < 0}
+    lhs, rhs = poly_term(positive), poly_term(negative)
+    if not positive:
+        return Cmp(_FLIPPED[formula.op], rhs, Const(0)) if negative else None
+    return Cmp(formula.op, lhs, rhs)
 
 
 def _clip(text: str, limit: int = 60) -> str:

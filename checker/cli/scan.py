@@ -147,6 +147,14 @@ from idxcheck.cli.main import (
     help="PATHS are changed files: scan the whole project, report findings that touch them.",
 )
 @click.option(
+    "--fix",
+    "apply_fix",
+    is_flag=True,
+    help="Apply the fixes findings carry (unsafe: each rewrites a flagged expression as the "
+    "backend attribute that holds the runtime's width, in code idxcheck never ran; review "
+    "the diff), then scan again and report what remains.",
+)
+@click.option(
     "--confirm",
     is_flag=True,
     help="Replay each finding's counterexample on a Triton kernel (needs the runtime extra).",
@@ -205,6 +213,7 @@ def scan(
     write_baseline_path: str | None,
     diff_base: str | None,
     changed_only: bool,
+    apply_fix: bool,
     confirm: bool,
     kernel: str | None,
     kernel_adapter: str | None,
@@ -259,6 +268,8 @@ def scan(
             unfiltered = api.scanned(prepared.scan_paths, config, progress=progress)
         with progress_bar("confirming", 1, shown=not quiet) as progress:
             outcome = apply_policy(unfiltered, config, prepared.options, progress)
+        if apply_fix:
+            outcome = _fixed(outcome, prepared, config)
     except prepared.usage_errors as exc:
         raise click.UsageError(str(exc)) from None
     except OutputError as exc:  # the baseline could not be written
@@ -319,6 +330,30 @@ class TextOptions:
 
 # The formats that `--color`, `--quiet` and `--show-unsupported` apply to.
 TEXT_FORMATS = frozenset({"text", "concise"})
+
+
+def _fixed(outcome: Any, prepared: Any, config: Any) -> Any:
+    """`--fix`: the reported findings' fixes written into their files, then the scan again
+    (what it reports is what remains)."""
+    from idxcheck.app import api
+    from idxcheck.app.fixes import apply_fixes
+    from idxcheck.app.policy import apply_policy
+
+    applied = apply_fixes(outcome.result.findings)
+    for reason in applied.skipped:
+        warn(f"fix not applied: {reason}")
+    files = len(applied.files)
+    click.echo(
+        f"idxcheck: applied {applied.count} fix{'es' if applied.count != 1 else ''} in "
+        f"{files} file{'s' if files != 1 else ''}",
+        err=True,
+    )
+    if not applied.count:
+        return outcome
+    with progress_bar("scanning", PROGRESS_MIN_FILES) as progress:
+        unfiltered = api.scanned(prepared.scan_paths, config, progress=progress)
+    with progress_bar("confirming", 1) as progress:
+        return apply_policy(unfiltered, config, prepared.options, progress)
 
 
 def render(name: str, report: Any, options: TextOptions | None = None, color: bool = False) -> str:

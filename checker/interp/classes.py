@@ -9,11 +9,21 @@ from typing import TYPE_CHECKING
 
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
-from idxcheck.interp.values import BufferV, DictV, IntV, LayoutV, TupleV, Value
+from idxcheck.interp.values import (
+    BoolV,
+    BufferV,
+    DictV,
+    IntV,
+    LayoutV,
+    NoneV,
+    StrV,
+    TupleV,
+    Value,
+)
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import Const
+from idxcheck.sym.terms import BoolConst, Const, Term, strip
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -32,6 +42,9 @@ class ClassFacts:
     entries: list[str] = field(default_factory=list)
     bases: tuple[str, ...] = ()
     accesses: list[BufferAccess] = field(default_factory=list)
+    # The integer attributes `__init__` leaves (`self.num_draft_tokens`), by name: what a fix
+    # may write the runtime's width as.
+    int_attrs: dict[str, Term] = field(default_factory=dict)
 
     def access_bindings(self) -> list[Binding]:
         """Each buffer access as a binding of the buffer role: the end of the slice, which
@@ -87,14 +100,56 @@ def inherited(
     return methods, from_bases, tuple(dict.fromkeys(names))
 
 
+def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[str, Value]:
+    """The constants the class body of `cls` or of a base in the scanned tree assigns
+    (`dllm_attention = None`), the class's own over its bases': `self.x` where `__init__`
+    leaves it unassigned. Only literals: anything else is left unknown."""
+    found: dict[str, Value] = {}
+    if depth < 6:
+        for base_name in cls.base_names():
+            base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
+            if isinstance(base, ClassSource) and base is not cls:
+                for name, value in class_defaults(base, ctx, depth + 1).items():
+                    found.setdefault(name, value)
+    body = cls.node.body
+    for line in body.body if isinstance(body, cst.IndentedBlock) else ():
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                target, expression = stmt.targets[0].target, stmt.value
+            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                target, expression = stmt.target, stmt.value
+            else:
+                continue
+            literal = _literal(expression)
+            if isinstance(target, cst.Name) and literal is not None:
+                found[target.value] = literal
+    return found
+
+
+def _literal(node: cst.BaseExpression) -> Value | None:
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return NoneV() if node.value == "None" else BoolV(BoolConst(node.value == "True"))
+    if isinstance(node, cst.Integer):
+        return IntV(Const(int(node.evaluated_value)))
+    if isinstance(node, cst.SimpleString):
+        evaluated = node.evaluated_value
+        return StrV(evaluated) if isinstance(evaluated, str) else None
+    return None
+
+
 def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     methods, base_methods, bases = inherited(cls, ctx)
     facts = ClassFacts(cls.file.path, cls.name, bases=bases)
-    attrs: dict[str, Value] = {}
+    # Class-level constants stand where `__init__` does not assign the attribute.
+    attrs: dict[str, Value] = class_defaults(cls, ctx)
 
     init = methods.get("__init__")
     if init is not None:
-        interp = ClassInterpreter(ctx, methods, cls.name, record=False, base_methods=base_methods)
+        interp = ClassInterpreter(
+            ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+        )
         interp.run_collecting(init, attrs)
         facts.errors.extend(interp.errors)
 
@@ -149,6 +204,9 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         runner.run(fn, runner.entry_args(fn))
     facts.bindings = runner.bindings
     facts.accesses = runner.accesses
+    facts.int_attrs = {
+        name: strip(value.term) for name, value in attrs.items() if isinstance(value, IntV)
+    }
     facts.errors.extend(runner.errors)
     return facts
 

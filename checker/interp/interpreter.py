@@ -181,10 +181,12 @@ class ClassInterpreter:
         return self._run_frame(frame, args, pc)
 
     def run_collecting(self, fn: FunctionSource, attrs: dict[str, Value]) -> None:
-        """Run `fn` (`__init__`) and store the `self` attributes it leaves into `attrs`."""
+        """Run `fn` (`__init__`) and store the `self` attributes it leaves into `attrs`; what
+        `attrs` holds already (class-level constants) is the value where `fn` assigns none."""
         frame = Frame(fn, (fn.qualname,), 0)
-        self._run_frame(frame, self.entry_args(fn), TRUE)
-        for key, value in merged_self_part(frame.exits, {}).items():
+        before = {SELF_PREFIX + k: v for k, v in attrs.items()}
+        self._run_frame(frame, {**before, **self.entry_args(fn)}, TRUE)
+        for key, value in merged_self_part(frame.exits, before).items():
             if isinstance(value, IntV):
                 value = IntV(strip(value.term))
             attrs[key[len(SELF_PREFIX) :]] = value
@@ -654,8 +656,27 @@ class ClassInterpreter:
                 group=group,
                 source_length=source_length,
                 declared_by=declared_by,
+                scope=(frame.fn.def_line, frame.fn.end_line),
+                mode_expr=self._mode_expr(state),
             )
         )
+
+    def _mode_expr(self, state: State) -> str:
+        """A local that holds the forward mode, or the mode attribute of a local forward
+        batch ("" where neither is in scope)."""
+        for name, value in state.env.items():
+            if isinstance(value, CurrentModeV) and name.isidentifier():
+                return name
+        attr = next((a for a, k in self.profile.forward_batch_attrs.items() if k == "mode"), "")
+        for name, value in state.env.items():
+            if (
+                attr
+                and isinstance(value, RuntimeV)
+                and value.path == "forward_batch"
+                and name.isidentifier()
+            ):
+                return f"{name}.{attr}"
+        return ""
 
     # -- expressions -----------------------------------------------------------------------
 

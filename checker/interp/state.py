@@ -59,6 +59,11 @@ class Binding:
     # For positional construction: the dataclass whose field order gave the value its name,
     # and the file that declares it (an edit there can rename what the call binds).
     declared_by: tuple[str, str] | None = None
+    # The lines of the function it is bound in, and the expression that holds the forward
+    # mode there (`forward_mode`, `forward_batch.forward_mode`; "" where none does): what a
+    # fix may write in that function.
+    scope: tuple[int, int] = (0, 0)
+    mode_expr: str = ""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,41 @@ class Related:
 
 
 @dataclass(frozen=True)
+class Launch:
+    """How a server operator gets a finding's counterexample, in the project's terms (the
+    profile's `LAUNCH_*`): the command line with its flags and environment, what the served
+    model must be, what happens at run time, each symbol's settings, and the symbols that no
+    setting is known for."""
+
+    command: str
+    model: tuple[str, ...] = ()
+    runtime: tuple[str, ...] = ()
+    # (symbol, its value, the settings that give it, filled in), in the counterexample's order.
+    settings: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
+    unknown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A replacement of the finding's expression (its span, in its file) that writes the
+    runtime's width in the backend's own terms. Applied only on request (`scan --fix`): it is
+    an edit of code idxcheck never ran."""
+
+    description: str
+    replacement: str  # the new text, with the original written on one line where it keeps it
+    original: str  # the expression replaced, on one line
+    # Where the new text keeps the original (an arm of a conditional expression): what goes
+    # before and after the file's own text of it, comments and line breaks included.
+    around: tuple[str, str] | None = None
+
+    def applied(self, segment: str) -> str:
+        """The new text for `segment`, the file's text of the original."""
+        if self.around is None:
+            return self.replacement
+        return self.around[0] + segment + self.around[1]
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -46,6 +81,8 @@ class Finding:
     explain: tuple[str, ...] = ()
     replay: ReplayBlock | None = None
     confirmation: dict[str, Any] | None = None
+    launch: Launch | None = None
+    fix: Fix | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +165,8 @@ def make_finding(
     needs_text: str = "",
     conditions: tuple[tuple[str, bool], ...] = (),
     replay: ReplayBlock | None = None,
+    launch: Launch | None = None,
+    fix: Fix | None = None,
 ) -> Finding:
     """A finding, fingerprinted by `identity`."""
     return Finding(
@@ -147,4 +186,6 @@ def make_finding(
         fingerprint=fingerprint(*identity),
         explain=explain,
         replay=replay,
+        launch=launch,
+        fix=fix,
     )

@@ -179,6 +179,21 @@ CONSTANTS: tuple[Constant, ...] = (
         "Launcher -> ((arch, smallest head dim, largest head dim, BLOCK_M), ...): its block-size table.",
     ),
     _c("HEAD_DIMS", "Head dimensions of the models the kernels serve."),
+    # How an operator sets the configuration of a counterexample.
+    _c(
+        "LAUNCH_COMMAND",
+        "The command that starts the project's server (a finding's launch line begins with it).",
+    ),
+    _c(
+        "LAUNCH_BACKEND",
+        "The setting that selects an attention backend by its registered name (`{}`: the name).",
+    ),
+    _c(
+        "LAUNCH_SETTINGS",
+        "Symbol -> its settings: `--flag {}` (`{}`: the value), `NAME=value` (environment), `model: ...`, `runtime: ...`.",
+    ),
+    _c("LAUNCH_ONLY_POSITIVE", "Symbols whose settings apply only when the value is above zero."),
+    _c("LAUNCH_MODES", "Mode -> the settings a batch in that mode takes."),
     # How the tree states its own facts.
     _c("TREE_FACT_WORDS", "Word groups: a file holding every word of one is read for tree facts."),
     _c("BATCH_MODE_WORDS", "Words of a file that may put a batch in a mode."),

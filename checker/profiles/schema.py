@@ -45,6 +45,19 @@ class ModeConstraint:
 
 
 @dataclass(frozen=True)
+class LaunchSpec:
+    """How an operator sets a configuration (`LAUNCH_*` of the profile module): the command
+    that starts the server, the setting that selects a backend, each symbol's settings and
+    each mode's. `{}` in a setting stands for the value."""
+
+    command: str = ""
+    backend: str = ""
+    settings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    only_positive: frozenset[str] = frozenset()
+    modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class TreeIdioms:
     """How a project's tree states its own facts in its text: the words and patterns the tree
     facts (`idxcheck.facts`) and the prefilter look for. A profile without them reads no such
@@ -143,6 +156,7 @@ class Profile:
     worker_modes: dict[str, str] = field(default_factory=dict)
     worker_evidence: tuple[str, ...] = ()
     idioms: TreeIdioms = field(default_factory=TreeIdioms)
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -279,6 +293,13 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
         idioms=_idioms(module),
+        launch=LaunchSpec(
+            command=getattr(module, "LAUNCH_COMMAND", ""),
+            backend=getattr(module, "LAUNCH_BACKEND", ""),
+            settings={k: tuple(v) for k, v in getattr(module, "LAUNCH_SETTINGS", {}).items()},
+            only_positive=frozenset(getattr(module, "LAUNCH_ONLY_POSITIVE", ())),
+            modes={k: tuple(v) for k, v in getattr(module, "LAUNCH_MODES", {}).items()},
+        ),
     )
 
 

@@ -497,3 +497,43 @@ FORCED_ASSIGNMENT = (
     r"speculative_num_draft_tokens\s*=\s*[A-Za-z_.]*speculative_num_steps\s*\+\s*1",
     "speculative_num_draft_tokens forced to speculative_num_steps + 1 when topk == 1",
 )
+
+# How a server operator sets each symbol of a counterexample, read from the server arguments
+# (`--` + the field name with dashes, 0.5.23 `arg_groups/fields/`; 0.5.13 `server_args.py`)
+# and the code that derives the rest. A setting is a server flag (`--flag {}`: `{}` is the
+# value), an environment variable (`NAME=value`), `model: ...` (what the served model must be)
+# or `runtime: ...` (what happens at run time, not set at launch). A symbol without an entry
+# has no known setting, and a finding says so.
+LAUNCH_COMMAND = "python -m sglang.launch_server --model-path MODEL"
+LAUNCH_BACKEND = "--attention-backend {}"
+LAUNCH_SETTINGS: dict[str, tuple[str, ...]] = {
+    "speculative_eagle_topk": ("--speculative-eagle-topk {}",),
+    "speculative_num_steps": ("--speculative-num-steps {}",),
+    "speculative_num_draft_tokens": ("--speculative-num-draft-tokens {}",),
+    "page_size": ("--page-size {}",),
+    # The multi-layer EAGLE v2 worker's boundary-KV fix widens each request's draft extend by
+    # num_steps - 1 + the conv warm-up of a hybrid model's linear-attention layers
+    # (0.5.23 `multi_layer_eagle_worker_v2._init_boundary_kv_fix_state`).
+    "num_front_tokens": (
+        "--enable-multi-layer-eagle",
+        "SGLANG_ENABLE_MTP_BOUNDARY_KV_FIX=1",
+        "model: a hybrid linear-attention model with an MTP draft (its boundary-KV fix adds "
+        "{} front rows: num_steps - 1 + the conv warm-up)",
+    ),
+    "dllm_block_size": ("model: a diffusion LLM whose block size is {}",),
+    "head_dim": ("model: head dimension {}",),
+    "bs": ("runtime: batch size {}",),
+    "max_bs": ("runtime: CUDA graphs captured up to batch size {}",),
+    "block_m": ("runtime: the extend kernel's BLOCK_M is {} (from the GPU and head dimension)",),
+    "arch": ("runtime: a {} GPU",),
+}
+# Symbols that need their settings only when above zero (the feature is off at 0).
+LAUNCH_ONLY_POSITIVE = ("num_front_tokens",)
+# What a batch in each mode takes: the speculative algorithm, spec v2 or v1 (0.5.9 defaults
+# to v1, 0.5.11 and later to v2), a dLLM algorithm.
+LAUNCH_MODES: dict[str, tuple[str, ...]] = {
+    "TARGET_VERIFY": ("--speculative-algorithm EAGLE",),
+    "DRAFT_EXTEND_V2": ("--speculative-algorithm EAGLE", "SGLANG_ENABLE_SPEC_V2=1"),
+    "DRAFT_EXTEND": ("--speculative-algorithm EAGLE", "SGLANG_ENABLE_SPEC_V2=0"),
+    "DLLM_EXTEND": ("--dllm-algorithm LowConfidence", "model: a diffusion LLM"),
+}

@@ -73,6 +73,7 @@ class Report:
     baseline_used: bool = False  # a baseline or diff base decided which findings are new
     stale_baseline: int = 0
     mode_order: tuple[str, ...] = ()  # column order of the backend x mode matrix
+    docs_url: str = ""  # the docs folder's address (rule pages under rules/); "": none known
     sources: SourceCache = field(default_factory=SourceCache, compare=False, repr=False)
 
     @property

@@ -6,6 +6,8 @@ tree shown escaped for display first."""
 
 from __future__ import annotations
 
+import posixpath
+
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
@@ -24,11 +26,23 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 10
 h3 { font-size: 15px; margin: 0 0 6px; }
 code, pre { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .summary { color:#59636e; margin: 0; }
-table.matrix { border-collapse: collapse; width: 100%; }
-.matrix th, .matrix td { border: 1px solid var(--line); padding: 6px 8px; text-align: center; }
-.matrix thead th { background:#f6f8fa; font-size: 12px; position: sticky; top: 0; }
-.matrix th[scope=row] { text-align: left; font-weight: normal; white-space: nowrap; }
-.matrix td { font-size: 12px; font-weight: 600; min-width: 92px; }
+/* The matrix fits the page: a fixed first column, the modes sharing the rest; past
+   MATRIX_MIN_COLUMN per mode the page scrolls sideways under the sticky backend column. */
+table.matrix { border-collapse: separate; border-spacing: 0; width: 100%; table-layout: fixed;
+  border-top: 1px solid var(--line); border-left: 1px solid var(--line); }
+.matrix th, .matrix td { border-right: 1px solid var(--line); border-bottom: 1px solid var(--line);
+  padding: 5px 4px; text-align: center; overflow-wrap: anywhere; }
+.matrix thead th { background:#f6f8fa; font-size: 11.5px; line-height: 1.25;
+  vertical-align: bottom; position: sticky; top: 0; z-index: 2; }
+.matrix th[scope=row] { text-align: left; font-weight: normal; line-height: 1.3;
+  position: sticky; left: 0; z-index: 1; background:#fff; padding: 5px 8px; }
+.matrix thead th:first-child { left: 0; z-index: 3; text-align: left; padding: 5px 8px; }
+.matrix th[scope=row] b { display: block; font-size: 13px; }
+.matrix th[scope=row] code { display: block; color:#59636e; font-size: 11.5px; }
+.matrix th[scope=rowgroup] { text-align: left; background:#f6f8fa; padding: 3px 8px; }
+.matrix th[scope=rowgroup] code { position: sticky; left: 8px; font-size: 12px; }
+.matrix td { font-size: 11.5px; font-weight: 600; }
+.matrix-note { color:#59636e; margin: 0 0 8px; }
 .matrix td a { color: inherit; }
 td.empty { color:#afb8c1; font-weight: normal; }
 .proved { background: var(--proved); color: var(--proved-ink); }
@@ -104,6 +118,24 @@ def _finding(index: int, finding: Finding, report: Report) -> str:
         rows.append(("needs", f"<code>{escape(finding.needs_text)}</code>"))
     for text, value in finding.conditions:
         rows.append(("with", f"<code>{escape(text)}</code> {'true' if value else 'false'}"))
+    if finding.launch is not None:
+        needs = [f"MODEL is {m}" for m in finding.launch.model] + list(finding.launch.runtime)
+        rows.append(
+            (
+                "launch",
+                f"<code>{escape(finding.launch.command)}</code>"
+                + (f"<br>{escape('; '.join(needs))}" if needs else ""),
+            )
+        )
+    if finding.fix is not None:
+        rows.append(
+            (
+                "fix",
+                f"replace <code>{escape(finding.fix.original)}</code> with "
+                f"<code>{escape(finding.fix.replacement)}</code> "
+                f"({escape(finding.fix.description)})",
+            )
+        )
     if finding.related:
         items = "".join(
             "<li>"
@@ -145,52 +177,104 @@ def _finding(index: int, finding: Finding, report: Report) -> str:
     )
 
 
+# Widths of the matrix's columns in CSS pixels: the backend column, and the least a mode's
+# column gets before the page scrolls sideways (room for "unsupported" and a few links).
+MATRIX_BACKEND_COLUMN = 280
+MATRIX_MIN_COLUMN = 84
+
+
+def row_groups(paths: list[str]) -> tuple[str, dict[str, tuple[str, str]]]:
+    """The folder every row's file is in ("" where none), and each path as the matrix shows
+    it: the folder below that one (a row group's header, "" for the common folder itself) and
+    the file name (the row's)."""
+    folders = [posixpath.dirname(p) for p in paths]
+    try:
+        common = posixpath.commonpath(folders) if folders else ""
+    except ValueError:  # absolute and relative paths together
+        common = ""
+    shown = {}
+    for path, folder in zip(paths, folders, strict=True):
+        below = posixpath.relpath(folder, common) if common else folder
+        shown[path] = ("" if below == "." else below, posixpath.basename(path))
+    return common, shown
+
+
+def _breakable(text: str, after: str) -> str:
+    """Escaped text that may wrap after each `after` (a path's slashes, a mode's underscores)."""
+    return f"{escape(after)}<wbr>".join(escape(part) for part in text.split(after))
+
+
+def _row(grid: matrix.Matrix, row: matrix.Row, file_name: str) -> str:
+    """A backend's row: the class, then its file; the full `path:Class` in data-row and title."""
+    cells = []
+    for mode in grid.modes:
+        cell = grid.cells.get((row, mode))
+        if cell is None:
+            cells.append(
+                '<td class="empty" data-verdict="none" '
+                'title="no site checked in this mode">&middot;</td>'
+            )
+            continue
+        counts = ", ".join(
+            f"{n} {c}"
+            for c, n in sorted(cell.counts.items(), key=lambda kv: matrix.CATEGORIES.index(kv[0]))
+        )
+        title = counts + (("; " + "; ".join(cell.reasons)) if cell.reasons else "")
+        if cell.suppressed:
+            title += f"; {cell.suppressed} suppressed"
+        if cell.findings:
+            links = " ".join(f'<a href="#f-{i + 1}">#{i + 1}</a>' for i in cell.findings)
+            label = f"{cell.category}<br>{links}"
+        else:
+            label = cell.category
+        cells.append(
+            f'<td class="{cell.category}" data-verdict="{cell.category}" '
+            f'title="{escape(title)}">{label}</td>'
+        )
+    return (
+        f'<tr><th scope="row" data-row="{escape(row.label)}" title="{escape(row.label)}">'
+        f"<b>{_breakable(row.owner, '_')}</b><code>{_breakable(file_name, '_')}</code></th>"
+        + "".join(cells)
+        + "</tr>"
+    )
+
+
 def _matrix(report: Report) -> str:
     grid = matrix.build(report)
     if not grid.rows:
         return '<p id="matrix-empty">No attention-backend sites in the scanned files.</p>'
-    head = "".join(f'<th scope="col">{escape(m)}</th>' for m in grid.modes)
+    head = "".join(f'<th scope="col">{_breakable(m, "_")}</th>' for m in grid.modes)
+    common, shown = row_groups(sorted({row.path for row in grid.rows}))
+    groups: dict[str, list[str]] = {}
+    for row in sorted(grid.rows, key=lambda r: (*shown[r.path], r.owner)):
+        groups.setdefault(shown[row.path][0], []).append(_row(grid, row, shown[row.path][1]))
     body = []
-    for row in grid.rows:
-        cells = []
-        for mode in grid.modes:
-            cell = grid.cells.get((row, mode))
-            if cell is None:
-                cells.append(
-                    '<td class="empty" data-verdict="none" '
-                    'title="no site checked in this mode">&middot;</td>'
-                )
-                continue
-            counts = ", ".join(
-                f"{n} {c}"
-                for c, n in sorted(
-                    cell.counts.items(), key=lambda kv: matrix.CATEGORIES.index(kv[0])
-                )
-            )
-            title = counts + (("; " + "; ".join(cell.reasons)) if cell.reasons else "")
-            if cell.suppressed:
-                title += f"; {cell.suppressed} suppressed"
-            if cell.findings:
-                links = " ".join(f'<a href="#f-{i + 1}">#{i + 1}</a>' for i in cell.findings)
-                label = f"{cell.category}<br>{links}"
-            else:
-                label = cell.category
-            cells.append(
-                f'<td class="{cell.category}" data-verdict="{cell.category}" '
-                f'title="{escape(title)}">{label}</td>'
-            )
-        body.append(
-            f'<tr><th scope="row"><code>{escape(row.path)}</code>:<b>{escape(row.owner)}</b></th>'
-            + "".join(cells)
-            + "</tr>"
+    for folder, rows in groups.items():
+        header = (
+            f'<tr class="folder"><th scope="rowgroup" colspan="{len(grid.modes) + 1}">'
+            f"<code>{_breakable(folder, '/')}/</code></th></tr>"
+            if folder
+            else ""
         )
+        body.append("<tbody>" + header + "".join(rows) + "</tbody>")
     legend = "".join(f'<li><span class="{c}"></span>{c}</li>' for c in matrix.CATEGORIES)
+    note = (
+        f'<p class="matrix-note">Backends by class and file, paths below '
+        f"<code>{escape(common)}/</code>.</p>"
+        if common
+        else ""
+    )
+    least = MATRIX_BACKEND_COLUMN + MATRIX_MIN_COLUMN * len(grid.modes)
     return (
-        '<table class="matrix" id="matrix"><thead><tr><th scope="col">backend</th>'
+        note
+        + f'<table class="matrix" id="matrix" style="min-width: {least}px">'
+        + f'<colgroup><col style="width: {MATRIX_BACKEND_COLUMN}px">'
+        + f'<col span="{len(grid.modes)}"></colgroup>'
+        + '<thead><tr><th scope="col">backend</th>'
         + head
-        + "</tr></thead><tbody>"
+        + "</tr></thead>"
         + "".join(body)
-        + "</tbody></table>"
+        + "</table>"
         + f'<ul class="legend">{legend}</ul>'
     )
 

@@ -12,6 +12,7 @@ from typing import Any
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report.context import Report, as_report
+from idxcheck.report.detail import launch_dict
 from idxcheck.report.escape import path_fields, unicode_safe
 
 SCHEMA_VERSION = "1"
@@ -48,6 +49,17 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "fingerprint": finding.fingerprint,
         "replay": finding.replay.to_dict() if finding.replay is not None else None,
     }
+    out["launch"] = launch_dict(finding.launch)
+    fix = finding.fix
+    out["fix"] = (
+        {
+            "description": fix.description,
+            "original": fix.original,
+            "replacement": fix.replacement,
+        }
+        if fix is not None
+        else None
+    )
     if finding.confirmation is not None:
         out["confirmation"] = finding.confirmation
     return out

@@ -50,6 +50,16 @@ def _details(index: int, finding: Finding, report: Report) -> list[str]:
         out += [f"- **counterexample:** {md_code(finding.counterexample_text)}{needs}"]
     for text, value in finding.conditions:
         out += [f"- **with** {md_code(text)} {'true' if value else 'false'}"]
+    if finding.launch is not None:
+        out += [f"- **launch:** {md_code(finding.launch.command)}"]
+        wanted = [f"MODEL is {m}" for m in finding.launch.model] + list(finding.launch.runtime)
+        if wanted:
+            out += [f"- **launch needs:** {md_text('; '.join(wanted))}"]
+    if finding.fix is not None:
+        out += [
+            f"- **fix:** replace {md_code(finding.fix.original)} with "
+            f"{md_code(finding.fix.replacement)} ({md_text(finding.fix.description)})"
+        ]
     for related in finding.related:
         where = f"{md_code(f'{related.span.path}:{related.span.line}')} " if related.span else ""
         out += [f"- **{md_text(related.role)}:** {where}{md_text(related.message)}"]

@@ -1,6 +1,9 @@
 """SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
 
-- rule metadata (`tool.driver.rules`) comes from the rule docs, the same text as `idxcheck rule`;
+- rule metadata (`tool.driver.rules`) comes from the rule docs, the same text as `idxcheck rule`:
+  `help.markdown` the doc, `help.text` the same as plain text, `helpUri` the rule's page
+  (`docs/rules/CODE.md`) under the report's docs address (`idxcheck.app.docs_url`), none where
+  no address is known;
 - `partialFingerprints` carry the finding's line-independent fingerprint (rule, function, mode,
   normalised claim), numbered among identical ones in the same file, so alerts survive edits
   above them and reformatting;
@@ -19,15 +22,19 @@ SARIF wants 1-based columns, so both ends shift by one and `columnKind` says cod
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 from collections import Counter
 from typing import Any
+from urllib.parse import quote
 
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, Related, ScanResult
 from idxcheck.model.spans import Span
 from idxcheck.report.context import EXIT_DESCRIPTIONS, Report, as_report
+from idxcheck.report.detail import launch_dict
 from idxcheck.report.escape import unicode_safe, uri
 from idxcheck.rules.catalog import RuleInfo, catalogue
 
@@ -70,13 +77,69 @@ def _physical(span: Span) -> dict[str, Any]:
     return {"artifactLocation": _uri(span.path), "region": _region(span)}
 
 
-def _rule(info: RuleInfo) -> dict[str, Any]:
-    return {
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
+_EMPHASIS = re.compile(r"(?<![*\w])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![*\w])", re.DOTALL)
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!])")
+_HELD = re.compile("\ue000(\\d+)\ue001")  # a code span held out of the prose's rewriting
+_BLANK = re.compile(r"\n[ \t]*\n")
+
+
+def _plain_inline(text: str) -> str:
+    """A paragraph without its inline marks. Code spans and escaped characters are literal
+    (their stars and backslashes are text), so they are held out while emphasis and links go."""
+    held: list[str] = []
+
+    def hold(span: re.Match[str]) -> str:
+        code = span.group(2)
+        held.append(code[1:-1] if code.startswith(" ") and code.endswith(" ") else code)
+        return f"\ue000{len(held) - 1}\ue001"
+
+    def hold_escaped(escape: re.Match[str]) -> str:
+        held.append(escape.group(1))
+        return f"\ue000{len(held) - 1}\ue001"
+
+    text = _CODE_SPAN.sub(hold, text)
+    text = _ESCAPED.sub(hold_escaped, text)  # an escaped mark is text, not a mark
+    text = _LINK.sub(r"\1 (\2)", text)
+    text = _STRONG.sub(r"\2", text)
+    text = _EMPHASIS.sub(r"\1", text)
+    return _HELD.sub(lambda m: held[int(m.group(1))], text)
+
+
+def plain_text(markdown: str) -> str:
+    """A rule doc's markdown as plain text, for viewers that show no markdown: emphasis and
+    code marks dropped, links as `text (address)`, indented code blocks kept as they are.
+    Inline marks may run over a paragraph's lines, so it goes paragraph by paragraph; an
+    indented block cannot interrupt a paragraph, so a block all indented is code."""
+    blocks = []
+    for block in _BLANK.split(markdown):
+        code = all(not ln.strip() or ln.startswith("    ") for ln in block.splitlines())
+        blocks.append(block if code else _plain_inline(block))
+    return "\n\n".join(blocks)
+
+
+def rule_page(docs_url: str, code: str) -> str:
+    """The address of a rule's page (docs/rules/CODE.md, generated from the rule docs)."""
+    return f"{docs_url}/rules/{quote(code)}.md"
+
+
+def _rule(info: RuleInfo, docs_url: str) -> dict[str, Any]:
+    # A docstring keeps the indentation of its source lines (before Python 3.13): the markdown
+    # of a doc is its dedented text, else each paragraph would read as a code block.
+    doc = inspect.cleandoc(info.doc)
+    full = " ".join(doc.split("\n\n", 1)[0].split())
+    rule: dict[str, Any] = {
         "id": info.code,
         "name": info.name,
-        "shortDescription": {"text": info.summary},
-        "fullDescription": {"text": info.first_paragraph},
-        "help": {"text": info.doc, "markdown": info.doc},
+        "shortDescription": _multiformat(info.summary),
+        "fullDescription": _multiformat(full),
+        "help": {"text": plain_text(doc), "markdown": doc},
+    }
+    if docs_url:  # SARIF wants an absolute URI (`format: uri`): none rather than a guess
+        rule["helpUri"] = rule_page(docs_url, info.code)
+    return rule | {
         "defaultConfiguration": {"level": _level(info.severity)},
         "properties": {
             "tags": ["suppression"]
@@ -86,6 +149,11 @@ def _rule(info: RuleInfo) -> dict[str, Any]:
             "problem.severity": "error" if info.severity == "error" else "warning",
         },
     }
+
+
+def _multiformat(markdown: str) -> dict[str, str]:
+    text = plain_text(markdown)
+    return {"text": text} if text == markdown else {"text": text, "markdown": markdown}
 
 
 def _level(severity: str) -> str:
@@ -98,6 +166,8 @@ def _message(finding: Finding) -> str:
         text += f"\ncounterexample: {finding.counterexample_text}"
     if finding.needs_text:
         text += f" (needs {finding.needs_text})"
+    if finding.launch is not None:
+        text += f"\nlaunch: {finding.launch.command}"
     confirmation = finding.confirmation
     if confirmation:
         text += f"\nconfirmation: {confirmation.get('status')}: {confirmation.get('reason', '')}"
@@ -146,9 +216,34 @@ def _properties(finding: Finding) -> dict[str, Any]:
         props["explain"] = list(finding.explain)
     if finding.replay is not None:
         props["replay"] = finding.replay.to_dict()
+    if finding.launch is not None:
+        props["launch"] = launch_dict(finding.launch)
     if finding.confirmation is not None:
         props["confirmation"] = finding.confirmation
     return props
+
+
+def _fixes(finding: Finding) -> list[dict[str, Any]]:
+    """The finding's fix as a SARIF fix: one replacement of its expression."""
+    fix = finding.fix
+    if fix is None:
+        return []
+    return [
+        {
+            "description": {"text": f"{fix.description}: replace with `{fix.replacement}`"},
+            "artifactChanges": [
+                {
+                    "artifactLocation": _uri(finding.span.path),
+                    "replacements": [
+                        {
+                            "deletedRegion": _region(finding.span),
+                            "insertedContent": {"text": fix.replacement},
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
 
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> dict[str, Any]:
@@ -181,6 +276,9 @@ def _result(finding: Finding, rule_index: dict[str, int], occurrence: int) -> di
         ]
     if finding.mode:  # meta findings have no chain to walk
         result["codeFlows"] = [_code_flow(finding)]
+    fixes = _fixes(finding)
+    if fixes:
+        result["fixes"] = fixes
     return result
 
 
@@ -215,7 +313,7 @@ def to_dict(result: ScanResult | Report) -> dict[str, Any]:
                         "name": "idxcheck",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "rules": [_rule(info) for info in rules],
+                        "rules": [_rule(info, report.docs_url) for info in rules],
                     }
                 },
                 "invocations": [_invocation(report)],

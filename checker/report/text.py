@@ -14,6 +14,7 @@ from collections import Counter
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.model.verdicts import Verdict
 from idxcheck.report.context import Report, SourceCache, as_report, finding_origins, plural
+from idxcheck.report.detail import fix_line, launch_lines
 from idxcheck.report.escape import display, line_start
 from idxcheck.report.frames import frame
 
@@ -85,6 +86,9 @@ def render_finding(
         if details:
             cex += f" ({'; '.join(details)})"
         lines.append(cex)
+    lines.extend(f"  {display(line)}" for line in launch_lines(finding))
+    if finding.fix is not None:
+        lines.append(f"  {display(fix_line(finding))}")
     if sources is not None:
         lines.extend(render_frame(finding, sources, style))
     for related in finding.related:

@@ -491,7 +491,7 @@ class Solver:
         self._reachable[key] = z3.sat
         names = self._ordered(translator.ints)
         model = self._minimise(translator, solver, names)
-        atoms = self._atoms(translator, solver, model)
+        atoms = self._atoms(translator, solver, model, [*domain, assumptions, violation])
         needs = self._needs(domain, assumptions, violation, names, model)
         return SolveResult(Verdict.REFUTED, model, atoms, needs)
 
@@ -539,10 +539,17 @@ class Solver:
         return fixed
 
     def _atoms(
-        self, translator: _Translator, solver: z3.Solver, model_ints: dict[str, int]
+        self,
+        translator: _Translator,
+        solver: z3.Solver,
+        model_ints: dict[str, int],
+        question: Sequence[Formula] = (),
     ) -> dict[str, bool]:
-        """The opaque conditions this counterexample needs: those whose other value, with the
-        integers kept, leaves no counterexample. Others are left out of the report."""
+        """The opaque conditions this counterexample needs: a minimal set of them, with their
+        values, under which every value of the others still fails, the integers kept. Each
+        condition of the model is dropped in turn and the solver asked again whether what is
+        left still forces a failure (`question`: the domain, the assumptions and the
+        violation); the conditions that are left are the ones a person must check."""
         if _check(solver) != z3.sat:
             return {}
         model = solver.model()
@@ -550,14 +557,23 @@ class Solver:
             key: z3.is_true(model.eval(var, model_completion=True))
             for key, var in sorted(translator.bools.items())
         }
-        needed: dict[str, bool] = {}
-        for key, value in values.items():
-            solver.push()
-            solver.add(translator.bools[key] == z3.BoolVal(not value))
-            if _check(solver) == z3.unsat:
-                needed[key] = value
-            solver.pop()
-        return needed
+        if not values:
+            return {}
+        # Every integer of the question at its value in the model, the hidden ones (runtime
+        # values, unknown terms) included: only the opaque conditions vary.
+        pinned = [var == model.eval(var, model_completion=True) for var in translator.ints.values()]
+        failing = z3.And(*(translator.formula(part) for part in question))
+        kept = dict(values)
+        for key in list(values):
+            rest = {k: v for k, v in kept.items() if k != key}
+            check = self._new(self._translator(), [])
+            check.add(*pinned)
+            for name, value in rest.items():
+                check.add(translator.bools[name] == z3.BoolVal(value))
+            check.add(z3.Not(failing))
+            if _check(check) == z3.unsat:  # the others alone force the failure
+                kept = rest
+        return kept
 
     def _needs(
         self,

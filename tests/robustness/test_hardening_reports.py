@@ -208,7 +208,7 @@ def check_junit(data: bytes) -> ET.Element:
 HTML_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p"}
 HTML_TAGS |= {"section", "table", "thead", "tbody", "tr", "th", "td", "a", "ul", "li", "span"}
 HTML_TAGS |= {"article", "code", "pre", "mark", "dl", "dt", "dd", "details", "summary", "b"}
-HTML_TAGS |= {"br", "footer"}
+HTML_TAGS |= {"br", "footer", "colgroup", "col", "wbr"}
 
 
 def check_html(out: str) -> Tags:
