@@ -196,3 +196,21 @@ def test_a_mode_without_its_runner_says_it_used_the_profile_default(tmp_path: Pa
     assert "no runner for DRAFT_EXTEND_V2" not in whole
     assert json.loads(run(str(tmp_path), "--format", "json")[1])["profile_defaults"] == []
     assert "note:" not in run(str(tmp_path / "backend.py"), "-q")[1]  # no notes under --quiet
+
+
+@pytest.mark.network
+def test_one_real_backend_alone_says_its_runner_was_not_scanned() -> None:
+    """SGLang 0.5.23's trtllm_mla_backend.py scanned alone: its draft-extend v2 obligations
+    rest on the profile's default width, and the report says so (the whole tree, which holds
+    the runner, flags the file where this scan cannot)."""
+    from .realtree import sglang_tree
+
+    backend = sglang_tree("0.5.23") / "srt/layers/attention/trtllm_mla_backend.py"
+    _, out = run(str(backend), "--select", "IDX001", "--output-format", "concise")
+    lines = out.splitlines()
+    assert lines[-1].startswith("No findings")
+    assert any(
+        line.startswith("note: no runner for DRAFT_EXTEND_V2 among the scanned files")
+        for line in lines
+    )
+    assert sum(counts(lines[-1])[v] for v in ("proved", "refuted", "unsupported")) >= 1
