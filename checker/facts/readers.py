@@ -884,13 +884,11 @@ class ClassReaders:
     def _held_by_self(self, callee_class: str) -> list[str]:
         """The attributes of the backend that code handed the backend may read: all of them,
         unless that code is a class of the scanned tree, whose text names only some."""
-        if callee_class and self.ctx.class_lookup is not None:
-            found = self.ctx.class_lookup(callee_class, self.cls.file)
-            if isinstance(found, ClassSource):
-                text = found.file.block_text(found.block)
-                if "getattr(" in text or "__dict__" in text or "vars(" in text:
-                    return list(self.summary)
-                return [a for a in self.summary if re.search(rf"\.{re.escape(a)}\b", text)]
+        text = self._class_text(callee_class) if callee_class else None
+        if text is not None:
+            if "getattr(" in text or "__dict__" in text or "vars(" in text:
+                return list(self.summary)
+            return [a for a in self.summary if re.search(rf"\.{re.escape(a)}\b", text)]
         return list(self.summary)
 
     def _outside_bases(self) -> str:
@@ -981,15 +979,24 @@ class ClassReaders:
                 return site
         return None
 
+    def _class_text(self, name: str) -> str | None:
+        """The text of the class `name`: of this file's, else of the tree's (a lookup the
+        cache records, so that an edit there analyses this file again)."""
+        source = self.cls.file
+        for block in source.blocks_named(name):
+            if block.kind == "class":
+                return source.block_text(block)
+        found = self.ctx.class_lookup(name, source) if self.ctx.class_lookup else None
+        if isinstance(found, ClassSource):
+            return found.file.block_text(found.block)
+        return None
+
     def _read_in_dataclass(self, name: str, attr: str) -> str:
         """Whether the dataclass's own methods may read the field (`__post_init__`, a
         property)."""
-        if self.ctx.class_lookup is None:
-            return ""
-        found = self.ctx.class_lookup(name, self.cls.file)
-        if not isinstance(found, ClassSource):
-            return ""
-        text = found.file.block_text(found.block)
+        text = self._class_text(name)
+        if text is None:
+            return f"the class `{name}` is not found to read its methods"
         if re.search(rf"self\.{re.escape(attr)}\b", text) or re.search(
             r"getattr\(|__dict__|vars\(|asdict\(|astuple\(|fields\(", text
         ):
