@@ -5,11 +5,14 @@ by that call. A value stored in a field of a metadata object (`metadata.max_seq_
 `Meta(max_seq_len_q=n)`) is read wherever the class reads that field of that object. This
 module follows the objects a backend builds (its dataclasses' constructor calls) through its
 locals, its own attributes (`self.meta`, `self.meta_per_bs[bs]`), the parameters and return
-values of its own methods and of its scanned bases, flow-sensitively within a method (an
-attribute re-assigned before it is handed on holds only the new object there).
+values of its own methods and of its scanned bases (`super()` reaching the methods they
+override), flow-sensitively within a method (an attribute re-assigned before it is handed on
+holds only the new object there), per forward mode: a method the runtime calls runs in every
+mode, a helper in its callers' modes, and tests of the mode narrow a path's modes.
 
-The rule is conservative: a field is unread only when every use of its object is seen. The
-object is taken as read everywhere (its consumer unknown, never a note) when it is handed to
+The rule is conservative: a field is unread in a mode only when every use of its object on a
+path of that mode is seen. The object is taken as read (its consumer unknown, never a note)
+when, on such a path, it is handed to
 any call outside the class (a library function, another class, `print`, `copy`, `vars`), stored
 on another object (`forward_batch.meta = meta`), put in a container that leaves the class,
 returned from a public method, captured by a nested function, read with `getattr` by a
@@ -790,7 +793,6 @@ class ClassReaders:
         for arg, objs in args:
             if arg.star:
                 self._escape(objs, f"unpacked into `{name}`", fn, arg)
-                self.dynamic = self.dynamic or ""
                 self._escape(
                     frozenset({obj}), f"built from unpacked arguments of `{name}`", fn, arg
                 )
@@ -1042,7 +1044,6 @@ class ClassReaders:
                 )
         if (
             depth < 2
-            and isinstance(parent, cst.AssignTarget) is False
             and isinstance(parent, cst.Assign)
             and len(parent.targets) == 1
             and isinstance(parent.targets[0].target, cst.Name)
@@ -1131,7 +1132,3 @@ def _callee_text(fn: FunctionSource, call: cst.Call) -> str:
         func = func.value
     text = " ".join(fn.code(func).split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def readers_for(cls: ClassSource, ctx: ScanContext) -> ClassReaders:
-    return ClassReaders(cls, ctx)
