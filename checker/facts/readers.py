@@ -5,11 +5,14 @@ by that call. A value stored in a field of a metadata object (`metadata.max_seq_
 `Meta(max_seq_len_q=n)`) is read wherever the class reads that field of that object. This
 module follows the objects a backend builds (its dataclasses' constructor calls) through its
 locals, its own attributes (`self.meta`, `self.meta_per_bs[bs]`), the parameters and return
-values of its own methods and of its scanned bases, flow-sensitively within a method (an
-attribute re-assigned before it is handed on holds only the new object there).
+values of its own methods and of its scanned bases (`super()` reaching the methods they
+override), flow-sensitively within a method (an attribute re-assigned before it is handed on
+holds only the new object there), per forward mode: a method the runtime calls runs in every
+mode, a helper in its callers' modes, and tests of the mode narrow a path's modes.
 
-The rule is conservative: a field is unread only when every use of its object is seen. The
-object is taken as read everywhere (its consumer unknown, never a note) when it is handed to
+The rule is conservative: a field is unread in a mode only when every use of its object on a
+path of that mode is seen. The object is taken as read (its consumer unknown, never a note)
+when, on such a path, it is handed to
 any call outside the class (a library function, another class, `print`, `copy`, `vars`), stored
 on another object (`forward_batch.meta = meta`), put in a container that leaves the class,
 returned from a public method, captured by a nested function, read with `getattr` by a
@@ -790,7 +793,6 @@ class ClassReaders:
         for arg, objs in args:
             if arg.star:
                 self._escape(objs, f"unpacked into `{name}`", fn, arg)
-                self.dynamic = self.dynamic or ""
                 self._escape(
                     frozenset({obj}), f"built from unpacked arguments of `{name}`", fn, arg
                 )
@@ -884,13 +886,11 @@ class ClassReaders:
     def _held_by_self(self, callee_class: str) -> list[str]:
         """The attributes of the backend that code handed the backend may read: all of them,
         unless that code is a class of the scanned tree, whose text names only some."""
-        if callee_class and self.ctx.class_lookup is not None:
-            found = self.ctx.class_lookup(callee_class, self.cls.file)
-            if isinstance(found, ClassSource):
-                text = found.file.block_text(found.block)
-                if "getattr(" in text or "__dict__" in text or "vars(" in text:
-                    return list(self.summary)
-                return [a for a in self.summary if re.search(rf"\.{re.escape(a)}\b", text)]
+        text = self._class_text(callee_class) if callee_class else None
+        if text is not None:
+            if "getattr(" in text or "__dict__" in text or "vars(" in text:
+                return list(self.summary)
+            return [a for a in self.summary if re.search(rf"\.{re.escape(a)}\b", text)]
         return list(self.summary)
 
     def _outside_bases(self) -> str:
@@ -981,15 +981,24 @@ class ClassReaders:
                 return site
         return None
 
+    def _class_text(self, name: str) -> str | None:
+        """The text of the class `name`: of this file's, else of the tree's (a lookup the
+        cache records, so that an edit there analyses this file again)."""
+        source = self.cls.file
+        for block in source.blocks_named(name):
+            if block.kind == "class":
+                return source.block_text(block)
+        found = self.ctx.class_lookup(name, source) if self.ctx.class_lookup else None
+        if isinstance(found, ClassSource):
+            return found.file.block_text(found.block)
+        return None
+
     def _read_in_dataclass(self, name: str, attr: str) -> str:
         """Whether the dataclass's own methods may read the field (`__post_init__`, a
         property)."""
-        if self.ctx.class_lookup is None:
-            return ""
-        found = self.ctx.class_lookup(name, self.cls.file)
-        if not isinstance(found, ClassSource):
-            return ""
-        text = found.file.block_text(found.block)
+        text = self._class_text(name)
+        if text is None:
+            return f"the class `{name}` is not found to read its methods"
         if re.search(rf"self\.{re.escape(attr)}\b", text) or re.search(
             r"getattr\(|__dict__|vars\(|asdict\(|astuple\(|fields\(", text
         ):
@@ -1035,7 +1044,6 @@ class ClassReaders:
                 )
         if (
             depth < 2
-            and isinstance(parent, cst.AssignTarget) is False
             and isinstance(parent, cst.Assign)
             and len(parent.targets) == 1
             and isinstance(parent.targets[0].target, cst.Name)
@@ -1124,7 +1132,3 @@ def _callee_text(fn: FunctionSource, call: cst.Call) -> str:
         func = func.value
     text = " ".join(fn.code(func).split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def readers_for(cls: ClassSource, ctx: ScanContext) -> ClassReaders:
-    return ClassReaders(cls, ctx)
