@@ -280,20 +280,31 @@ class ClassReaders:
                     env = self._small(small, env, fn, method)
             return env
         if isinstance(stmt, cst.If):
-            self._expr(stmt.test, env, fn, method)
-            true, false = self._cond(stmt.test, env, fn, method)
-            then = env.narrowed(true)
-            if then.alive:
-                then = self._block(stmt.body, then, fn, method)
-            other = env.narrowed(false)
-            self.cur = env.modes
-            if stmt.orelse is not None and other.alive:
-                other = (
-                    self._stmt(stmt.orelse, other, fn, method)
-                    if isinstance(stmt.orelse, cst.If)
-                    else self._block(stmt.orelse.body, other, fn, method)
-                )
-            return _join(then, other)
+            # An `elif` chain is walked in a loop, not by recursion: CPython compiles chains
+            # of thousands of branches.
+            branches: list[_Env] = []
+            test: cst.If | None = stmt
+            other = env
+            while test is not None:
+                self._expr(test.test, other, fn, method)
+                true, false = self._cond(test.test, other, fn, method)
+                then = other.narrowed(true)
+                if then.alive:
+                    then = self._block(test.body, then, fn, method)
+                branches.append(then)
+                before = other
+                other = other.narrowed(false)
+                self.cur = before.modes
+                orelse = test.orelse
+                test = None
+                if orelse is not None and other.alive:
+                    if isinstance(orelse, cst.If):
+                        test = orelse
+                    else:
+                        other = self._block(orelse.body, other, fn, method)
+            for then in reversed(branches):
+                other = _join(then, other)
+            return other
         if isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 items = self._expr(stmt.iter, env, fn, method)
