@@ -66,6 +66,9 @@ class Prepared:
     # Errors of the scan and the policy that are the user's (a bad domain constraint, a
     # baseline that cannot be read, a git ref that does not resolve).
     usage_errors: tuple[type[Exception], ...]
+    # Where each setting came from, and the configuration file read (None: none).
+    settings: tuple[Setting, ...] = ()
+    config_file: str | None = None
 
 
 def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
@@ -76,7 +79,8 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
         raise RequestError(
             "--diff-base needs a git ref (a branch, tag or commit), not an empty one"
         )
-    config = _resolved(request).config
+    resolved = _resolved(request)
+    config = resolved.config
     from idxcheck.app.docs_url import DocsUrlError, docs_url
 
     try:
@@ -120,7 +124,9 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
         confirm=request.confirm,
         warn=warn,
     )
-    return Prepared(config, scan_paths, options, tuple(usage_errors))
+    return Prepared(
+        config, scan_paths, options, tuple(usage_errors), resolved.settings, resolved.file
+    )
 
 
 def check_diff_base(ref: str, paths: Sequence[str]) -> str:

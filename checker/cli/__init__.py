@@ -1,5 +1,5 @@
 """The command line: `idxcheck scan`, `idxcheck confirm`, `idxcheck rule`, `idxcheck rules`,
-`idxcheck cache` (a module each), and the process's entry."""
+`idxcheck cache`, `idxcheck symbols` (a module each), and the process's entry."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 from typing import NoReturn, TextIO
 
-from idxcheck.cli import cache, confirm, rules, scan  # noqa: F401  (each registers its command)
+from idxcheck.cli import cache, confirm, rules, scan, symbols  # noqa: F401  (each registers its command)
 from idxcheck.cli.main import closed, main
 
 __all__ = ["COMMAND_GC_THRESHOLD", "entry", "main"]

@@ -188,6 +188,17 @@ from idxcheck.cli.main import (
     metavar="auto|cpu|cuda[:N]",
     help="With --confirm: where to replay.",
 )
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the resolved settings and where each came from (default, the configuration "
+    "file, the command line), and exit without scanning.",
+)
+@click.option(
+    "--show-files",
+    is_flag=True,
+    help="Print the files the scan would read, one per line, and exit without scanning.",
+)
 @click.pass_context
 # Longer than a function should be only by its signature: one parameter per option of `scan`.
 def scan(
@@ -223,6 +234,8 @@ def scan(
     kernel_adapter: str | None,
     emit_test: str | None,
     device: str,
+    show_settings: bool,
+    show_files: bool,
 ) -> None:
     """Scan files and folders (never imports or runs them); the current folder without PATHS."""
     from idxcheck.app import api
@@ -232,6 +245,9 @@ def scan(
     from idxcheck.app.policy import apply_policy
 
     outputs = parse_formats(formats, output)
+    paths_given = bool(paths)
+    if show_settings and show_files:
+        raise click.UsageError("--show-settings and --show-files are exclusive")
     if not paths:
         if changed_only:
             raise click.UsageError("--changed-only needs the changed files as PATHS")
@@ -267,6 +283,8 @@ def scan(
     except RequestError as exc:
         raise click.UsageError(str(exc)) from None
     config = prepared.config
+    if show_settings or show_files:
+        ctx.exit(_show(prepared, paths, paths_given, show_settings))
     try:
         with progress_bar("scanning", PROGRESS_MIN_FILES, shown=not quiet) as progress:
             unfiltered = api.scanned(prepared.scan_paths, config, progress=progress)
@@ -297,6 +315,22 @@ def scan(
         else:
             write(path, rendered)
     ctx.exit(report.exit_code)
+
+
+def _show(prepared: Any, paths: tuple[str, ...], paths_given: bool, settings: bool) -> int:
+    """`--show-settings` or `--show-files`: what the scan would run with or read, exit 0. The
+    files the walk found but a scan would not read are said on stderr."""
+    from idxcheck.app.showing import settings_text, shown_files
+    from idxcheck.report.escape import display
+
+    if settings:
+        echo(settings_text(paths, paths_given, prepared.settings, prepared.config_file))
+        return EXIT_CLEAN
+    shown = shown_files(prepared.scan_paths, prepared.config)
+    echo("".join(f"{display(path)}\n" for path in shown.files))
+    for path, why in shown.skipped:
+        warn(f"{display(path)}: not read: {why}")
+    return EXIT_CLEAN
 
 
 def _add_suppressions(outcome: Any, quiet: bool) -> int:
