@@ -72,6 +72,7 @@ def test_imports_resolve_by_relative_name_module_alias_and_reexport(tmp_path: Pa
     width = "def chain_rows(steps):\n    return steps + 1  # max_seqlen_q\n"
     for imports, call in (
         ("from .rows import chain_rows", "chain_rows(self.steps)"),
+        ("from pkg.rows import chain_rows", "chain_rows(self.steps)"),
         ("from . import rows", "rows.chain_rows(self.steps)"),
         ("import pkg.rows as r", "r.chain_rows(self.steps)"),
         ("import pkg.rows", "pkg.rows.chain_rows(self.steps)"),

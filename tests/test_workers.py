@@ -392,8 +392,9 @@ if sys.argv[2] == "changed":
     # the texts left out of what it is handed; they are put back after the scan.
     def analyse_edited(self, *args):
         for folder in sys.argv[4:]:
-            for path in sorted(os.listdir(folder)):
-                full = os.path.join(folder, path)
+            for full in sorted(
+                os.path.join(d, f) for d, _, files in os.walk(folder) for f in files
+            ):
                 with open(full) as handle:
                     edited[full] = handle.read()
                 with open(full, "w") as handle:
