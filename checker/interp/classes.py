@@ -93,6 +93,12 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     attrs: dict[str, Value] = class_constants(
         cls, ctx, frozenset(ctx.profile.entry_width_bounds.values())
     )
+    for attr, (reader, _) in ctx.profile.member_widths.items():
+        # A member's bound holds where the class reads the attribute as it is (its reader
+        # returns it); a reader of its own may decide otherwise at run time.
+        read = methods.get(reader)
+        if attr in attrs and (read is None or not _returns_attribute(read, attr)):
+            del attrs[attr]
 
     init = methods.get("__init__")
     if init is not None:
@@ -239,11 +245,44 @@ def class_constants(
                 target, value = small.targets[0].target, small.value
             if not isinstance(target, cst.Name) or target.value not in names:
                 continue
+            member = ctx.profile.member_widths.get(target.value)
             if isinstance(value, cst.Integer):
                 found[target.value] = IntV(Const(int(value.evaluated_value)))
+            elif (
+                member is not None
+                and isinstance(value, cst.Attribute)
+                and value.attr.value in member[1]
+            ):
+                # An enum member the profile bounds the width by (`AttentionCGSupport.NEVER`).
+                found[target.value] = IntV(Const(member[1][value.attr.value]))
             else:
                 found.pop(target.value, None)  # not a constant: not known
     return found
+
+
+def _returns_attribute(fn: FunctionSource, attr: str) -> bool:
+    """Whether the body of `fn` is (its docstring and) `return cls.<attr>` or `self.<attr>`."""
+    body = fn.node.body
+    statements = [
+        st
+        for st in (body.body if isinstance(body, cst.IndentedBlock) else ())
+        if not (
+            isinstance(st, cst.SimpleStatementLine)
+            and len(st.body) == 1
+            and isinstance(st.body[0], cst.Expr)
+            and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        )
+    ]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
+    value = small.value if isinstance(small, cst.Return) else None
+    return (
+        isinstance(value, cst.Attribute)
+        and value.attr.value == attr
+        and isinstance(value.value, cst.Name)
+        and value.value.value in ("cls", "self")
+    )
 
 
 def construction_methods(
