@@ -169,3 +169,59 @@ def test_the_threshold_is_followed_through_generic_bases_and_init_helpers(
     assert (
         bool([f for f in result.findings if f.function == "LeafBuilder._build_decode"]) is flagged
     )
+
+
+CAPTURED = '''import torch
+
+
+class GraphBuilderBase:
+    _cudagraph_support = AttentionCGSupport.NEVER
+
+    @classmethod
+    def get_cudagraph_support(cls, vllm_config, kv_cache_spec):
+        """The support this builder declares."""
+        return cls._cudagraph_support
+
+
+class CapturedBuilder(GraphBuilderBase):
+    _cudagraph_support = AttentionCGSupport.SUPPORT
+    READER
+
+    def build_for_cudagraph_capture(self, common_attn_metadata):
+        num_reqs = common_attn_metadata.query_start_loc.shape[0] - 1
+        qo_indptr = torch.arange(0, num_reqs + 1, step=1, dtype=torch.int32)
+        return DecodeMetadata(qo_indptr=qo_indptr)
+'''
+OWN_READER = """
+    @classmethod
+    def get_cudagraph_support(cls, vllm_config, kv_cache_spec):
+        return AttentionCGSupport.UNIFORM_BATCH if vllm_config else cls._cudagraph_support
+"""
+
+
+@pytest.mark.parametrize(
+    ("support", "reader", "flagged"),
+    [
+        ("UNIFORM_SINGLE_TOKEN_DECODE", "", False),
+        ("NEVER", "", False),
+        ("UNIFORM_BATCH", "", True),
+        # A reader of its own decides at run time: the class constant bounds nothing.
+        ("UNIFORM_SINGLE_TOKEN_DECODE", OWN_READER, True),
+    ],
+)
+def test_the_cuda_graph_support_of_a_builder_bounds_its_capture(
+    tmp_path: Path, support: str, reader: str, flagged: bool
+) -> None:
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "runner.py", package)
+    text = CAPTURED.replace("SUPPORT", support).replace("    READER\n", reader)
+    (package / "captured.py").write_text(text)
+    result = scan([str(package)], Config(profile="auto"))
+    assert result.errors == []
+    found = [
+        f for f in result.findings if f.function == "CapturedBuilder.build_for_cudagraph_capture"
+    ]
+    assert bool(found) is flagged
+    assert all(f.mode == "CAPTURE" for f in found)

@@ -127,6 +127,15 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
             if not isinstance(target, cst.Name):
                 continue
             literal = _literal(expression)
+            member = ctx.profile.member_widths.get(target.value)
+            if (
+                literal is None
+                and member is not None
+                and isinstance(expression, cst.Attribute)
+                and expression.attr.value in member[1]
+            ):
+                # An enum member the profile bounds the width by (`AttentionCGSupport.NEVER`).
+                literal = IntV(Const(member[1][expression.attr.value]))
             if literal is not None:
                 found[target.value] = literal
             else:
@@ -150,6 +159,12 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     facts = ClassFacts(cls.file.path, cls.name, bases=bases)
     # Class-level constants stand where `__init__` does not assign the attribute.
     attrs: dict[str, Value] = class_defaults(cls, ctx)
+    for attr, (reader, _) in ctx.profile.member_widths.items():
+        # A member's bound holds where the class reads the attribute as it is (its reader
+        # returns it); a reader of its own may decide otherwise at run time.
+        read = methods.get(reader)
+        if attr in attrs and (read is None or not _returns_attribute(read, attr)):
+            del attrs[attr]
 
     init = methods.get("__init__")
     if init is not None:
@@ -301,6 +316,31 @@ _SELF_WRITE = re.compile(r"self\.[A-Za-z_0-9]+\s*(\[[^\]]*\])?\s*=[^=]")
 
 def _writes_self(fn: FunctionSource) -> bool:
     return bool(_SELF_WRITE.search(fn.raw_text()))
+
+
+def _returns_attribute(fn: FunctionSource, attr: str) -> bool:
+    """Whether the body of `fn` is (its docstring and) `return cls.<attr>` or `self.<attr>`."""
+    body = fn.node.body
+    statements = [
+        st
+        for st in (body.body if isinstance(body, cst.IndentedBlock) else ())
+        if not (
+            isinstance(st, cst.SimpleStatementLine)
+            and len(st.body) == 1
+            and isinstance(st.body[0], cst.Expr)
+            and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        )
+    ]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
+    value = small.value if isinstance(small, cst.Return) else None
+    return (
+        isinstance(value, cst.Attribute)
+        and value.attr.value == attr
+        and isinstance(value.value, cst.Name)
+        and value.value.value in ("cls", "self")
+    )
 
 
 def construction_methods(

@@ -96,6 +96,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "Method -> the modes it runs in, whatever its body tests (a project without a mode enum: the entry point says the phase).",
     ),
     _c(
+        "MEMBER_WIDTHS",
+        "Class attribute holding an enum member -> (the method that reads it, {member: the most query tokens per request in the entries it bounds; 0: they do not run}): read where that method returns the attribute itself.",
+    ),
+    _c(
         "RUNTIME_COUNTS",
         "Function of the runtime -> the names of the integers it returns (a tuple of them): one runtime value per name wherever it is read.",
     ),

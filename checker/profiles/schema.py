@@ -166,6 +166,9 @@ class Profile:
     # class that bounds a request's query tokens there (a project without a mode enum).
     entry_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     entry_width_bounds: dict[str, str] = field(default_factory=dict)
+    # A class attribute holding an enum member -> (the method that reads it, {member: the
+    # most query tokens per request of the entries it bounds; 0: they do not run}).
+    member_widths: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
     # Functions of the runtime that return integers it computes -> their names.
     runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A runner width attribute -> the modes it is the width of.
@@ -321,6 +324,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             name: tuple(modes) for name, modes in getattr(module, "ENTRY_MODES", {}).items()
         },
         entry_width_bounds=dict(getattr(module, "ENTRY_WIDTH_BOUNDS", {})),
+        member_widths={
+            attr: (reader, dict(widths))
+            for attr, (reader, widths) in getattr(module, "MEMBER_WIDTHS", {}).items()
+        },
         runtime_counts={
             name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
         },

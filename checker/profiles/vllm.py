@@ -135,7 +135,19 @@ ENTRY_MODES: dict[str, tuple[str, ...]] = {
     "build_for_drafting": ("DRAFT",),
     "update_draft_decode_metadata": ("DRAFT",),
 }
-ENTRY_WIDTH_BOUNDS: dict[str, str] = {"_build_decode": "reorder_batch_threshold"}
+ENTRY_WIDTH_BOUNDS: dict[str, str] = {
+    "_build_decode": "reorder_batch_threshold",
+    "build_for_cudagraph_capture": "_cudagraph_support",
+}
+# A builder's `AttentionCGSupport` bounds what it is captured with: a builder that supports no
+# CUDA graph is never captured, one of single-token decodes only with one token per request
+# (`AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE`); UNIFORM_BATCH and ALWAYS bound nothing.
+MEMBER_WIDTHS: dict[str, tuple[str, dict[str, int]]] = {
+    "_cudagraph_support": (
+        "get_cudagraph_support",
+        {"NEVER": 0, "UNIFORM_SINGLE_TOKEN_DECODE": 1},
+    ),
+}
 
 # The decode/prefill split of a batch (`v1/attention/backends/utils.py`): counts the runtime
 # computes, the same wherever a builder or its helpers test them.
