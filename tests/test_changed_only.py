@@ -133,6 +133,10 @@ class Backend:
         if forward_mode.is_draft_extend_v2():
             qo_indptr = torch.arange(0, bs * self.ndt + 1, self.ndt)
             self.forward_metadata = DraftMeta(self.steps + 1, qo_indptr)
+
+    def forward_extend(self, q, k, v, layer, forward_batch):
+        meta = self.forward_metadata
+        return extend_attention(q, k, v, meta.qo_indptr, meta.max_extend_len)
 """
 
 

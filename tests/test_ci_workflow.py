@@ -115,7 +115,13 @@ def test_gate_step_fails_on_findings_and_annotates(tmp_path: Path) -> None:
     annotations = [
         line
         for line in proc.stdout.splitlines()
-        if line.startswith(("::error file=fixtures/bugs/", "::warning file=fixtures/bugs/"))
+        if line.startswith(
+            (
+                "::error file=fixtures/bugs/",
+                "::warning file=fixtures/bugs/",
+                "::notice file=fixtures/bugs/",
+            )
+        )
     ]
     doc = json.loads(
         subprocess.run(

@@ -175,6 +175,6 @@ def test_a_finding_in_a_shared_helper_names_the_call_that_reached_it() -> None:
     assert (Path(finding.span.path).name, finding.span.line) == ("pass_layout.py", 20)
     calls = [r for r in finding.related if r.role == "call"]
     assert [(Path(r.file).name, r.span.line if r.span else 0) for r in calls] == [
-        ("backend.py", 17)
+        ("backend.py", 19)
     ]
     assert calls[0].message.startswith("the value comes out of the call `pass_layout(count,")

@@ -17,6 +17,7 @@ from idxcheck.runtime_kernels.confirm import INSTALL_HINT, case_from_finding, co
 HD = 32
 KEYS = {
     "status",
+    "convention",
     "reason",
     "rows_unwritten",
     "rows_wrong",
