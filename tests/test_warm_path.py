@@ -137,7 +137,8 @@ def test_warm_cli_run_loads_neither_libcst_nor_z3_nor_the_rules(
     assert first.returncode == 1, first.stderr
     # The first run was too close to the files' writing to store their stamps; this one, in
     # this process with the settling delay at zero, stores them in the same cache.
-    _doc(tree, tmp_path / "cache")
+    # (With the CLI's default profile choice, `auto`: the stamps are keyed by the configuration.)
+    _doc(tree, tmp_path / "cache", profile="auto")
     probe = (
         "import sys\n"
         "from idxcheck.cli import main\n"

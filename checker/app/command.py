@@ -84,7 +84,7 @@ def prepare(request: ScanRequest, warn: Callable[[str], None]) -> Prepared:
     from idxcheck.app.docs_url import DocsUrlError, docs_url
 
     try:
-        docs_url()  # the reports link rule pages there: a bad address fails before the scan
+        docs_url(project_urls=())  # a bad $IDXCHECK_DOCS_URL fails before the scan
     except DocsUrlError as exc:
         raise RequestError(str(exc)) from None
     # Git and baseline support is loaded only by the options that use them.
@@ -229,8 +229,10 @@ def exit_code(result: ScanResult, config: Config, exit_zero: bool = False) -> in
     return EXIT_FINDINGS if failed and not exit_zero else EXIT_CLEAN
 
 
-def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
-    """What every renderer is handed."""
+def report_of(outcome: Scan, config: Config, exit_zero: bool = False, links: bool = True) -> Report:
+    """What every renderer is handed; `links`: with the docs address the SARIF rules link
+    (found through the installed package's metadata: a warm scan whose reports need no link
+    skips that lookup)."""
     from idxcheck.app.docs_url import docs_url
     from idxcheck.report.context import Report, SourceCache
 
@@ -254,6 +256,6 @@ def report_of(outcome: Scan, config: Config, exit_zero: bool = False) -> Report:
         baseline_used=outcome.baseline_used,
         stale_baseline=outcome.stale_baseline,
         mode_order=mode_order,
-        docs_url=docs_url(),
+        docs_url=docs_url() if links else "",
         sources=SourceCache(outcome.texts),
     )

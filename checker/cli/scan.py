@@ -303,7 +303,7 @@ def scan(
             f"idxcheck: wrote {len(outcome.baselined)} findings to {write_baseline_path}",
             err=True,
         )
-    report = report_of(outcome, config, exit_zero)
+    report = report_of(outcome, config, exit_zero, links=any(n == "sarif" for n, _ in outputs))
     options = TextOptions(explain, statistics, quiet, show_unsupported)
     for name, path in outputs:
         colored = name in TEXT_FORMATS and (
