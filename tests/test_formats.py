@@ -57,9 +57,10 @@ def test_every_format_in_one_run(tmp_path: Path) -> None:
     assert int(suites.get("failures", "0")) >= 1
     # Notes (values nothing reads) are skipped cases, not failures.
     notes = sum(1 for f in findings if f["severity"] == "note")
-    assert sum(len(case.findall("failure")) for case in suites.iter("testcase")) == len(
-        findings
-    ) - notes
+    assert (
+        sum(len(case.findall("failure")) for case in suites.iter("testcase"))
+        == len(findings) - notes
+    )
     page = targets["html"].read_text()
     assert page.count('class="finding ') == len(findings)
 
