@@ -180,6 +180,10 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     _c("HEAD_DIMS", "Head dimensions of the models the kernels serve."),
     _c(
+        "WIDTH_LENGTHS",
+        "Runtime attributes whose lengths are each request's width in a mode that does not pack (the forward's extend lengths).",
+    ),
+    _c(
         "ROLE_CALLS",
         "Library calls whose parameters have a role: called name -> (receiver words that "
         "exclude it, ((parameter, position or None), ...)). A value handed to one has the "

@@ -148,6 +148,8 @@ class Profile:
     role_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int | None], ...]]] = field(
         default_factory=dict
     )
+    # Runtime lengths that are each request's width in a mode that does not pack.
+    width_lengths: tuple[str, ...] = ()
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -284,6 +286,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
         idioms=_idioms(module),
+        width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
         role_calls={
             name: (tuple(excluded), tuple(params))
             for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()
