@@ -87,11 +87,19 @@ class Rule:
         raise NotImplementedError
 
     def compare(
-        self, other: Value, value: Value, width: Term, other_phase: Phase, *, packed: bool = False
+        self,
+        other: Value,
+        value: Value,
+        width: Term,
+        other_phase: Phase,
+        *,
+        packed: bool = False,
+        width_lengths: bool = False,
     ) -> Claim | NoClaim:
         """For a pairwise rule: what must hold between `other` (bound in `other_phase`) and
         `value`, the same target bound later, when the runtime lays out `width` tokens per
-        request (`packed`: up to `width`, each request's tokens right after the last's)."""
+        request (`packed`: up to `width`, each request's tokens right after the last's;
+        `width_lengths`: `value` is laid out from lengths that are each request's `width`)."""
         raise NotImplementedError
 
     def format_message(self, *, what: str, site: str, width: str, mode: str, name: str) -> str:

@@ -117,7 +117,14 @@ class Backend:
         return template.format(what=what, site=site, width=width, mode=mode, name=name)
 
     def compare(
-        self, other: Value, value: Value, width: Term, other_phase: Phase, *, packed: bool = False
+        self,
+        other: Value,
+        value: Value,
+        width: Term,
+        other_phase: Phase,
+        *,
+        packed: bool = False,
+        width_lengths: bool = False,
     ) -> Claim | NoClaim:
         """`value` (replay, or eager) against `other` (capture) in one mode."""
         if isinstance(value, LayoutV) and isinstance(other, LayoutV):
@@ -145,6 +152,10 @@ class Backend:
                 # The capture runs with every request full (a uniform layout); a replay packs
                 # the requests' own lengths, which the runtime lengths describe.
                 return NoClaim("the mode packs each request's tokens")
+            if width_lengths:
+                # The forward's extend lengths of a mode that does not pack are the runner's
+                # width per request: the uniform capture's stride is checked against it.
+                return NoClaim("laid out from the extend lengths, each request's width")
             return Claim(
                 subject=Const(0),
                 holds=FALSE,

@@ -164,3 +164,31 @@ def test_fields_of_one_name_on_other_objects_are_not_compared(tmp_path: Path) ->
     assert [(f.code, f.span.line) for f in swapped.findings if f.code == "IDX003"] == [
         ("IDX003", 18)
     ]
+
+
+# A capture with the runner's width and a replay from the forward's extend lengths: in a mode
+# that does not pack, every request extends by that width (the profile's `WIDTH_LENGTHS`);
+# accepted counts, which vary, are still a mismatch.
+LENGTHS = """import torch
+
+
+class LengthsBackend:
+    def __init__(self, model_runner):
+        self.qo_indptr = torch.zeros((model_runner.max_bs + 1,), dtype=torch.int32)
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, forward_mode, spec_info):
+        if forward_mode.is_draft_extend_v2():
+            width = num_tokens // bs
+            self.qo_indptr[: bs + 1] = torch.arange(0, bs * width + 1, width)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if forward_mode.is_draft_extend_v2():
+            lens = torch.as_tensor(spec_info.LENGTHS, dtype=torch.int32)
+            self.qo_indptr[1 : bs + 1] = torch.cumsum(lens, dim=0)
+"""
+
+
+def test_extend_lengths_of_a_mode_that_does_not_pack_are_the_width(tmp_path: Path) -> None:
+    assert _codes(_scan(tmp_path, LENGTHS.replace("LENGTHS", "extend_seq_lens_cpu"))) == []
+    accepted = _scan(tmp_path, LENGTHS.replace("LENGTHS", "num_accept_tokens"))
+    assert _codes(accepted) == [("IDX003", 16, "DRAFT_EXTEND_V2")]

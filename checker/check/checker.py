@@ -298,6 +298,7 @@ class Checker:
                                     runner.term,
                                     Phase.CAPTURE,
                                     packed=mode in self.profile.packed_modes,
+                                    width_lengths=self._width_lengths(value_b),
                                 )
                                 if isinstance(claim, NoClaim):
                                     continue
@@ -318,6 +319,13 @@ class Checker:
                                     stated,
                                     capture,
                                 )
+
+    def _width_lengths(self, value: Value) -> bool:
+        """A layout from runtime lengths that the profile says are each request's width in a
+        mode that does not pack (`WIDTH_LENGTHS`: the forward's extend lengths)."""
+        return isinstance(value, RuntimeV) and any(
+            re.search(rf"\b{re.escape(name)}\b", value.path) for name in self.profile.width_lengths
+        )
 
     def _stated_for(self, mode: str, runner: RunnerWidth) -> tuple[TreeConstraint, ...]:
         """The tree's constraints of `mode` that hold against `runner`: those that ask for a

@@ -215,6 +215,10 @@ CONSTANTS: tuple[Constant, ...] = (
     _c("LAUNCH_ONLY_POSITIVE", "Symbols whose settings apply only when the value is above zero."),
     _c("LAUNCH_MODES", "Mode -> the settings a batch in that mode takes."),
     _c(
+        "WIDTH_LENGTHS",
+        "Runtime attributes whose lengths are each request's width in a mode that does not pack (the forward's extend lengths).",
+    ),
+    _c(
         "ROLE_CALLS",
         "Library calls whose parameters have a role: called name -> (receiver words that "
         "exclude it, ((parameter, position or None), ...)). A value handed to one has the "

@@ -173,6 +173,8 @@ class Profile:
     runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A runner width attribute -> the modes it is the width of.
     runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Runtime lengths that are each request's width in a mode that does not pack.
+    width_lengths: tuple[str, ...] = ()
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -316,6 +318,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             only_positive=frozenset(getattr(module, "LAUNCH_ONLY_POSITIVE", ())),
             modes={k: tuple(v) for k, v in getattr(module, "LAUNCH_MODES", {}).items()},
         ),
+        width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
         role_calls={
             name: (tuple(excluded), tuple(params))
             for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()

@@ -254,6 +254,11 @@ RUNNER_PARAM_BOUNDS: dict[str, tuple[str, str]] = {
 
 # Attributes of runtime objects that are the per-forward width of the current layout.
 RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
+# Per-request lengths that are the runner's width in a mode that does not pack: the extend
+# lengths a v2 draft extend or a target verify runs with (every request carries the whole
+# window; `dsa_backend.py` 0.5.23: "All requests extend by the same fixed
+# (speculative_num_draft_tokens)"), unlike accepted counts (`accept_length`), which vary.
+WIDTH_LENGTHS = ("extend_seq_lens", "extend_seq_lens_tensor", "extend_seq_lens_cpu")
 
 # What an entry point's parameters are. Kinds: "forward_batch", "mode", "bs", "max_bs",
 # "num_tokens" (bs * runtime width), "runtime" (a runtime object), "tensor_bs" (a runtime

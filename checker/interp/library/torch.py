@@ -110,6 +110,8 @@ def runtime_method(call: Call, receiver: RuntimeV) -> Value:
 
 def of_runtime(call: Call) -> Value | None:
     """A torch function of a runtime tensor: a runtime value (None: not such a call)."""
+    if call.name == "torch.as_tensor" and call.args and isinstance(call.args[0], RuntimeV):
+        return call.args[0]  # the same values as a tensor: what they are stays known
     if call.name.startswith("torch.") and any(isinstance(a, RuntimeV) for a in call.args):
         return RuntimeV(f"{call.name}()", None)
     return None
