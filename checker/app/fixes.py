@@ -6,11 +6,10 @@ another is left out and said so."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 
+from idxcheck.app.outfile import OutputError, write_text
 from idxcheck.model.findings import Finding
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -69,28 +68,9 @@ def apply_fixes(findings: list[Finding]) -> Applied:
         for (begin, end), new in sorted(edits.items(), reverse=True):
             text = text[:begin] + new + text[end:]
         try:
-            _write(path, text)
-        except OSError as exc:
-            applied.skipped.append(f"{path}: cannot be written ({exc})")
+            write_text(path, text)  # whole or not at all, through links, its mode kept
+        except OutputError as exc:
+            applied.skipped.append(str(exc))
             continue
         applied.files[path] = len(edits)
     return applied
-
-
-def _write(path: str, text: str) -> None:
-    """`text` as the new content of `path` (through its links), whole or not at all."""
-    target = os.path.realpath(path)
-    mode = os.stat(target).st_mode
-    folder = os.path.dirname(target)
-    fd, temporary = tempfile.mkstemp(prefix=".idxcheck-fix-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
