@@ -248,12 +248,6 @@ def test_strip_comments_on_strings_that_hold_hashes() -> None:
 
 
 @pytest.mark.network
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: after the merge of readers, destinations and tree functions, a rescan of "
-    "SGLang 0.5.23 after a method edit differs from a full scan in dsa_backend.py's findings "
-    "(a cross-file input the file's cache key does not follow yet)",
-)
 def test_release_rescan_after_a_method_edit(tmp_path: Path, analysed: list[str]) -> None:
     """On a whole release: after one backend's method is renamed, a cached scan analyses that
     file and the file whose class inherits from it, and reports what an uncached scan does."""
