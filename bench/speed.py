@@ -1,9 +1,10 @@
-"""idxcheck against ruff on a whole SGLang release, side by side in one run.
+"""idxcheck against ruff on a whole SGLang or vLLM release, side by side in one run.
 
-    python -m bench.speed [--version 0.5.23] [--runs 3] [--warm-runs 15]
+    python -m bench.speed [--project sglang|vllm] [--version 0.5.23] [--runs 3] [--warm-runs 15]
 
-Downloads the release from PyPI into `.cache/` if needed, then measures, alternating the two
-tools run by run so that both see the same machine state:
+Downloads the release from the package index into `.cache/` if needed (`--version` defaults to
+0.5.23 for SGLang and 0.33.0 for vLLM), then measures, alternating the two tools run by run so
+that both see the same machine state:
 
 - cold: `idxcheck scan --no-cache TREE` against `ruff check --no-cache --select E9,F TREE`;
 - first: `idxcheck scan TREE` with an empty cache folder (no target): what a CI job that keeps
@@ -37,17 +38,52 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.sglang_tree import sglang_tree
+from bench.vllm_tree import vllm_tree
 
-BACKEND = "srt/layers/attention/trtllm_mla_backend.py"
-# A backend that the tree facts also read (it quotes a registered backend's name in a `raise`
-# of an argument check), so that an edit there reads the facts again.
-FACTS_BACKEND = "srt/layers/attention/flashinfer_backend.py"
-RENAMED = "def forward_decode("
-SUBSETS = ("srt/layers/attention", "srt/layers", "srt", ".")
+
+@dataclass(frozen=True)
+class Project:
+    """What the bench edits in a project's tree: a backend whose method it renames, and a file
+    the tree facts also read, so that an edit there reads the facts again."""
+
+    download: Callable[[str], Path]
+    default_version: str
+    backend: str
+    renamed: str
+    facts_file: str
+    facts_renamed: str
+    subsets: tuple[str, ...]
+
+
+PROJECTS = {
+    # flashinfer_backend.py quotes a registered backend's name in a `raise` of an argument
+    # check, which the SGLang tree facts read.
+    "sglang": Project(
+        sglang_tree,
+        "0.5.23",
+        "srt/layers/attention/trtllm_mla_backend.py",
+        "def forward_decode(",
+        "srt/layers/attention/flashinfer_backend.py",
+        "def forward_decode(",
+        ("srt/layers/attention", "srt/layers", "srt", "."),
+    ),
+    # The dispatcher states the width of a uniform decode (`uniform_decode_query_len`), which
+    # the vLLM tree facts read.
+    "vllm": Project(
+        vllm_tree,
+        "0.33.0",
+        "v1/attention/backends/mla/rocm_aiter_mla.py",
+        "def _build_decode(",
+        "v1/cudagraph_dispatcher.py",
+        "def dispatch(",
+        ("v1/attention", "v1", "."),
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -158,16 +194,24 @@ def count_files(folder: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--version", default="0.5.23")
+    parser.add_argument("--project", choices=sorted(PROJECTS), default="sglang")
+    parser.add_argument("--version", help="the release (default: 0.5.23 or 0.33.0)")
     parser.add_argument("--runs", type=int, default=3)
     # Warm runs take a fraction of a second and vary by tens of milliseconds: more of them.
     parser.add_argument("--warm-runs", type=int, default=15)
     parser.add_argument("--skip-growth", action="store_true")
     options = parser.parse_args()
-    tree = sglang_tree(options.version)
+    project_of = PROJECTS[options.project]
+    version = options.version or project_of.default_version
+    tree = project_of.download(version)
+    package = tree.name
+    backend, renamed = project_of.backend, project_of.renamed
+    facts_backend, facts_renamed = project_of.facts_file, project_of.facts_renamed
+    stem = renamed.removesuffix("(")
+    facts_stem = facts_renamed.removesuffix("(")
     runs = options.runs
     compile_idxcheck()
-    print(f"# sglang {options.version}: {count_files(tree)} files, {tree}")
+    print(f"# {options.project} {version}: {count_files(tree)} files, {tree}")
     print(f"# {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {runs} runs each ({options.warm_runs} warm),"
@@ -202,14 +246,14 @@ def main() -> None:
         print(f"warm   ruff     {summary(warm_r)}")
 
         project = base / "project"
-        shutil.copytree(tree, project / "sglang")
+        shutil.copytree(tree, project / package)
         (project / "pyproject.toml").write_text("[tool.idxcheck]\n")
         # A checkout's files are older than the 2 s within which a file's stamp is not
         # trusted (`idxcheck.incremental.stamps`); a copy made just now would be read in full again by
         # the first measured run, which the first commit's run is there to spare it.
         time.sleep(2.5)
-        changed = project / "sglang" / BACKEND
-        hook = idxcheck("scan", "--changed-only", str(Path("sglang") / BACKEND))
+        changed = project / package / backend
+        hook = idxcheck("scan", "--changed-only", str(Path(package) / backend))
         measure(hook, cwd=project, env=env)  # the first commit fills the cache
         pre: list[Run] = []
         for run in range(runs):
@@ -219,38 +263,38 @@ def main() -> None:
         print(f"hook   idxcheck {summary(pre)}  (one backend changed: a comment appended)")
         edited: list[Run] = []
         original = changed.read_text()
-        assert RENAMED in original, f"{RENAMED} not in {BACKEND}"
+        assert renamed in original, f"{renamed} not in {backend}"
         for run in range(runs):
             # A name not used before, so that no cached result of an earlier run answers.
-            changed.write_text(original.replace(RENAMED, f"def forward_decode_{run}(", 1))
+            changed.write_text(original.replace(renamed, f"{stem}_{run}(", 1))
             edited.append(measure(hook, cwd=project, env=env))
         print(f"hook   idxcheck {summary(edited)}  (one backend changed: a method renamed)")
         changed.write_text(original)
-        facts_file = project / "sglang" / FACTS_BACKEND
-        facts_hook = idxcheck("scan", "--changed-only", str(Path("sglang") / FACTS_BACKEND))
+        facts_file = project / package / facts_backend
+        facts_hook = idxcheck("scan", "--changed-only", str(Path(package) / facts_backend))
         facts_original = facts_file.read_text()
-        assert RENAMED in facts_original, f"{RENAMED} not in {FACTS_BACKEND}"
+        assert facts_renamed in facts_original, f"{facts_renamed} not in {facts_backend}"
         # Its first run analyses every file whose analysis the cache does not hold yet (the
         # runs above analysed only the files they focused on): a first commit's cost.
-        facts_file.write_text(facts_original.replace(RENAMED, "def forward_decode_first(", 1))
+        facts_file.write_text(facts_original.replace(facts_renamed, f"{facts_stem}_first(", 1))
         measure(facts_hook, cwd=project, env=env)
         facts_edited: list[Run] = []
         for run in range(runs):
-            facts_file.write_text(facts_original.replace(RENAMED, f"def forward_decode_f{run}(", 1))
+            facts_file.write_text(facts_original.replace(facts_renamed, f"{facts_stem}_f{run}(", 1))
             facts_edited.append(measure(facts_hook, cwd=project, env=env))
         facts_file.write_text(facts_original)
         print(
             f"hook   idxcheck {summary(facts_edited)}"
-            "  (one backend the tree facts read changed: a method renamed)"
+            "  (one file the tree facts read changed: a method renamed)"
         )
         # The same edit, then a scan of the whole tree (a CI job or `idxcheck scan sglang`
         # after an edit): no target, but it shows what the cache of each file's analysis saves.
-        whole = idxcheck("scan", "sglang")
+        whole = idxcheck("scan", package)
         changed.write_text(original)
         measure(whole, cwd=project, env=env)  # the last whole-tree scan, as a CI job keeps
         rescans: list[Run] = []
         for run in range(runs):
-            changed.write_text(original.replace(RENAMED, f"def forward_decode_w{run}(", 1))
+            changed.write_text(original.replace(renamed, f"{stem}_w{run}(", 1))
             rescans.append(measure(whole, cwd=project, env=env))
         changed.write_text(original)
         print(f"rescan idxcheck {summary(rescans)}  (whole tree, one backend's method renamed)")
@@ -275,7 +319,7 @@ def main() -> None:
         if not options.skip_growth:
             print()
             print("growth: one cold run per nested subset")
-            for subset in SUBSETS:
+            for subset in project_of.subsets:
                 folder = tree / subset
                 run_i = measure(idxcheck("scan", "--no-cache", str(folder)), env=env)
                 run_r = measure(ruff("--no-cache", str(folder)))

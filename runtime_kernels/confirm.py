@@ -322,6 +322,8 @@ def confirmation_from_result(result: ReplayResult) -> dict[str, Any]:
     )
 
 
+# Its keyword-only options (kernel, adapter, device, bounds) take a dozen lines of the
+# signature; the body is the loop over findings, each skip said with its reason.
 def confirm_findings(
     doc: Mapping[str, Any],
     *,

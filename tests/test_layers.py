@@ -16,7 +16,10 @@ PACKAGE_DIRS = {
     "idxcheck.rules": ROOT / "rules",
     "idxcheck.runtime_kernels": ROOT / "runtime_kernels",
 }
-# From the bottom up: a module may import its own layer and those below it.
+# From the bottom up: a module may import its own layer and those below it. An entry names a
+# package and every module under it, except the root `idxcheck`, which names its `__init__`
+# alone (else a package left out of the table would fall silently into the bottom layer).
+ROOT_PACKAGE = "idxcheck"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("idxcheck", "idxcheck.model"),
     ("idxcheck.sym",),
@@ -82,7 +85,8 @@ def layer_of(module: str) -> int:
     best: tuple[int, int] | None = None  # (length of the matching prefix, layer)
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
+            below = prefix != ROOT_PACKAGE and module.startswith(prefix + ".")
+            if module == prefix or below:
                 if best is None or len(prefix) > best[0]:
                     best = (len(prefix), index)
     assert best is not None, f"{module} is in no layer: add it to LAYERS"
@@ -92,6 +96,11 @@ def layer_of(module: str) -> int:
 def test_every_module_is_in_a_layer() -> None:
     for module in MODULES:
         layer_of(module)
+
+
+def test_a_package_missing_from_the_table_is_in_no_layer() -> None:
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("idxcheck.newpackage.module")
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -75,9 +75,9 @@ def export_linked(top: str, commit: str, rels: list[str], target: str) -> list[s
     file, which holds the same text. The changed files (and files deleted since) come from
     `git archive`; the repository's own symbolic links are made again as they are at
     `commit`, so that they lead to the ref's files; and only the files a scan reads are
-    exported. On SGLang 0.5.23 (one file changed), writing the tree's 5,771 files took
-    1.0-3.1 s on a machine where linking its 4,719 Python files took 0.4-0.8 s. Written whole
-    where links cannot be made (some Windows accounts).
+    exported. Linking is cheaper than writing a whole tree (bench/RESULTS.md, "Measurements
+    that stood in code comments"). Written whole where links cannot be made (some Windows
+    accounts).
 
     The ref's tree is input like any other: nothing is created outside `target`, and no link
     made there leads out of it (an entry named with `..` or `/`, a link to an absolute path

@@ -93,6 +93,9 @@ def _usable_cache(config: Config) -> Config:
 
 
 def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helped: bool) -> Scanned:
+    # Stamps are judged against the time the files were looked at, not the end of the scan: a
+    # file written just before a long scan is no more settled when the scan ends.
+    started = time.time()
     candidates, errors = discover_files(paths, config)
     stamp_key = None
     if config.cache_dir is not None:
@@ -119,7 +122,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     found = Scanned(
         result, comments, tuple(files), {p: t for p, t in texts.items() if p in reported}
     )
-    if stamp_key is not None and stamps.settled(candidates, time.time()):
+    if stamp_key is not None and stamps.settled(candidates, started):
         stamps.store(config, stamp_key, found)
     return found
 
@@ -173,6 +176,7 @@ def _read_and_scan_one(
     total = len(candidates)
     prefilter = Prefilter(profile)
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
+    reading_started = time.time()
     known = load_located(config) if config.cache_dir is not None else None
     absolute = _absolute_paths(candidates)
     # Files rejected before and unchanged since are not read again.
@@ -212,7 +216,7 @@ def _read_and_scan_one(
     # Written once the tree facts have made their readings of the files, while the helper
     # analyses (else after the analysis).
     with meanwhile(
-        lambda: _remember_rejected(read_paths, tree, config, rejected),
+        lambda: _remember_rejected(read_paths, tree, config, rejected, reading_started),
         lambda: store_located(config, tree.files, known or {}),
     ):
         return run_tree(tree, config, profile, progress=progress), tree
@@ -260,12 +264,13 @@ def _remember_rejected(
     tree: LoadedTree,
     config: Config,
     before: dict[str, tuple[int, int, int, int]],
+    now: float,
 ) -> None:
     """Remember the files the prefilter rejected, by stamp, from the files this scan read
-    (with their absolute paths): a file it did not read was remembered with its stamp."""
+    (with their absolute paths): a file it did not read was remembered with its stamp. `now`:
+    when the reading began, which the stamps must be older than."""
     kept = {source.path for source in tree.files} | set(tree.marked)
     kept |= {error.path for error in tree.errors}
-    now = time.time()
     remembered = dict(before)
     for c, path in read:
         if c.display not in kept and stamps.settled_one(c, now):

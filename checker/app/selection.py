@@ -1,14 +1,15 @@
 """Which profile scans which file when the configuration names none (`profile = "auto"`).
 
-A file inside a `vllm` package (a folder of that name holding `__init__.py`, as vLLM's source
-tree and its releases have) is vLLM's; every other file is SGLang's, the default profile, whose
-tree states its own `ForwardMode`. A scan of a tree holding both runs each profile on its own
+A file inside a package folder a profile claims (its `PACKAGES`: a folder of that name holding
+`__init__.py`, as vLLM's source tree and its releases have `vllm/`) is that profile's; every
+other file is SGLang's, the default profile, whose tree states its own `ForwardMode`. A scan of a tree holding both runs each profile on its own
 files and puts the results together. `--profile` or `[tool.idxcheck] profile` picks one profile
 for every file; so do a `domain` or `widths`, which are written in one profile's symbols
 (SGLang's, unless a profile is named)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -16,11 +17,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from idxcheck.model.findings import ScanResult, Stats
+from idxcheck.profiles.schema import package_profiles
 
 AUTO = "auto"
 DEFAULT_PROFILE = "sglang"
-# Package folder name -> the profile of the files under it.
-PACKAGE_PROFILES: dict[str, str] = {"vllm": "vllm"}
+
+
+@functools.cache
+def _package_profiles() -> dict[str, str]:
+    """Package folder name -> the profile of the files under it (the profiles' `PACKAGES`)."""
+    return package_profiles()
+
 
 T = TypeVar("T")
 
@@ -37,8 +44,9 @@ def profile_of_file(path: str, cache: dict[str, str] | None = None) -> str:
             break
         seen.append(folder)
         name = os.path.basename(folder)
-        if name in PACKAGE_PROFILES and os.path.isfile(os.path.join(folder, "__init__.py")):
-            found = PACKAGE_PROFILES[name]
+        packages = _package_profiles()
+        if name in packages and os.path.isfile(os.path.join(folder, "__init__.py")):
+            found = packages[name]
             break
         parent = os.path.dirname(folder)
         if parent == folder:

@@ -72,7 +72,9 @@ from idxcheck.cli.main import (
 @click.option(
     "--profile",
     default=None,
-    help="Project profile (sglang, vllm, or auto: vllm for files in a vllm package, sglang for the others).  [default: auto]",
+    help="Project profile: a profile's name (docs/profiles.md), or auto: a file inside a package "
+    "a profile claims (vllm/ for vLLM) takes that profile, any other the default (sglang).  "
+    "[default: auto]",
 )
 @click.option(
     "--domain",

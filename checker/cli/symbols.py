@@ -104,8 +104,8 @@ def render_json(profile: Profile, infos: tuple[SymbolInfo, ...]) -> str:
 @click.option(
     "--profile",
     default=None,
-    help="Profile (sglang, vllm).  [default: the one `scan PATH` uses: the configuration "
-    "file's, else by PATH's package (vllm for a vllm package, sglang otherwise)]",
+    help="Profile by name (docs/profiles.md).  [default: the one `scan PATH` uses: the "
+    "configuration file's, else by PATH's package (a package a profile claims, else sglang)]",
 )
 @click.option(
     "--config",

@@ -27,15 +27,6 @@ from idxcheck.source.prefilter import feeds_batch_modes
 from idxcheck.source.tree import LoadedTree
 from idxcheck.sym.terms import Term
 
-# A file holding all of these may state configuration constraints (an argument hook that
-# rejects a combination for one attention backend): it is read for tree facts even when it
-# holds no site.
-TREE_FACT_WORDS = (
-    (b"raise", b"speculative_eagle_topk", b"attention_backend"),
-    (b"register_attention_backend(",),
-)
-
-
 _QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
 
 

@@ -23,6 +23,11 @@ CONSTANTS: tuple[Constant, ...] = (
     # The project and its configuration.
     _c("NAME", "The profile's name, as `--profile` and `[tool.idxcheck] profile` spell it.", True),
     _c(
+        "PACKAGES",
+        "Package folder names (a folder holding `__init__.py`) whose files this profile scans "
+        "when the profile is `auto`.",
+    ),
+    _c(
         "CONFIG_SYMBOLS",
         "Configuration attribute (as read from a configuration object) -> the domain symbol it is.",
         True,

@@ -225,6 +225,17 @@ def available_profiles() -> tuple[str, ...]:
     )
 
 
+def package_profiles() -> dict[str, str]:
+    """Package folder name -> the profile whose files are under it (each profile's
+    `PACKAGES`), for `profile = "auto"`."""
+    table: dict[str, str] = {}
+    for name in available_profiles():
+        module = importlib.import_module(f"idxcheck.profiles.{name}")
+        for package in getattr(module, "PACKAGES", ()):
+            table.setdefault(package, name)
+    return table
+
+
 def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) -> Profile:
     if name not in available_profiles():
         # Only a name of the list: any other (`__init__`, a dotted path) would import
@@ -234,6 +245,8 @@ def load_profile(name: str = "sglang", overrides: dict[str, Any] | None = None) 
     return profile_from_module(module, overrides or {})
 
 
+# One keyword per constant of the schema, read in one place that the schema test checks
+# against the table (hence its length).
 def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profile:
     aliases = {short: long for long, short in module.DISPLAY.items() if short != long}
     # A user's constraint or width names the profile's symbols (or their short names): any

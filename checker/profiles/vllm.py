@@ -24,6 +24,8 @@ Facts were read off vLLM releases 0.26.0, 0.27.0 and 0.33.0 from PyPI (`vllm/` p
 from __future__ import annotations
 
 NAME = "vllm"
+# Files inside a `vllm` package are vLLM's when the profile is `auto`.
+PACKAGES = ("vllm",)
 
 # Configuration attribute (as read from a configuration object) -> symbol. `max_num_seqs` is
 # the largest batch (`bs` stays below it), the number of requests is `bs`.

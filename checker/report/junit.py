@@ -11,6 +11,7 @@ that the job ran. What comes from the scanned tree is shown escaped
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
@@ -67,7 +68,36 @@ def _finding_case(
 def to_element(result: ScanResult | Report) -> ET.Element:
     report = as_report(result)
     grid = matrix.build(report)
+    suites = _matrix_suites(report, grid)
+    for extra in (_loose_suite(report, grid.loose), _errors_suite(report)):
+        if extra is not None:
+            suites.append(extra)
+    if not suites:
+        suite = ET.Element("testsuite", name="idxcheck")
+        ET.SubElement(suite, "testcase", classname="idxcheck", name="scan")
+        suites.append(suite)
     root = ET.Element("testsuites", name="idxcheck")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for suite in suites:
+        cases = suite.findall("testcase")
+        counts = {
+            "tests": len(cases),
+            "failures": sum(1 for c in cases if c.find("failure") is not None),
+            "errors": sum(1 for c in cases if c.find("error") is not None),
+            "skipped": sum(1 for c in cases if c.find("skipped") is not None),
+        }
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", "0")
+        root.append(suite)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return root
+
+
+def _matrix_suites(report: Report, grid: matrix.Matrix) -> list[ET.Element]:
+    """A suite per row of the matrix: a case per finding, else one per mode with obligations."""
     suites: list[ET.Element] = []
     unknown = (
         {(p, c, m) for p, _l, _col, c, m, _r in report.unknown_notes()} if report.strict else set()
@@ -105,50 +135,37 @@ def to_element(result: ScanResult | Report) -> ET.Element:
                         display(r) for r in cell.reasons
                     )
         suites.append(suite)
-    if grid.loose:
-        suite = ET.Element("testsuite", name="idxcheck comments")
-        for index in grid.loose:
-            finding = report.findings[index]
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname="idxcheck comments",
-                name=display(f"{finding.span.path}:{finding.span.line} {finding.code}"),
-                file=display(finding.span.path),
-                line=str(finding.span.line),
-            )
-            _failure(case, finding)
-        suites.append(suite)
-    if report.result.errors:
-        suite = ET.Element("testsuite", name="idxcheck errors")
-        for error in report.result.errors:
-            path, message = display(error.path), display(error.message)
-            case = ET.SubElement(
-                suite, "testcase", classname="idxcheck errors", name=path, file=path
-            )
-            ET.SubElement(case, "error", message=message, type="FileError").text = message
-        suites.append(suite)
-    if not suites:
-        suite = ET.Element("testsuite", name="idxcheck")
-        ET.SubElement(suite, "testcase", classname="idxcheck", name="scan")
-        suites.append(suite)
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for suite in suites:
-        cases = suite.findall("testcase")
-        counts = {
-            "tests": len(cases),
-            "failures": sum(1 for c in cases if c.find("failure") is not None),
-            "errors": sum(1 for c in cases if c.find("error") is not None),
-            "skipped": sum(1 for c in cases if c.find("skipped") is not None),
-        }
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            totals[key] += value
-        suite.set("time", "0")
-        root.append(suite)
-    for key, value in totals.items():
-        root.set(key, str(value))
-    return root
+    return suites
+
+
+def _loose_suite(report: Report, loose: Sequence[int]) -> ET.Element | None:
+    """The findings of no matrix cell (the meta rules' findings on comments)."""
+    if not loose:
+        return None
+    suite = ET.Element("testsuite", name="idxcheck comments")
+    for index in loose:
+        finding = report.findings[index]
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname="idxcheck comments",
+            name=display(f"{finding.span.path}:{finding.span.line} {finding.code}"),
+            file=display(finding.span.path),
+            line=str(finding.span.line),
+        )
+        _failure(case, finding)
+    return suite
+
+
+def _errors_suite(report: Report) -> ET.Element | None:
+    if not report.result.errors:
+        return None
+    suite = ET.Element("testsuite", name="idxcheck errors")
+    for error in report.result.errors:
+        path, message = display(error.path), display(error.message)
+        case = ET.SubElement(suite, "testcase", classname="idxcheck errors", name=path, file=path)
+        ET.SubElement(case, "error", message=message, type="FileError").text = message
+    return suite
 
 
 def _xml_safe(root: ET.Element) -> None:
