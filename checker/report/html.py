@@ -11,9 +11,10 @@ import posixpath
 from idxcheck import __version__
 from idxcheck.model.findings import Finding, ScanResult
 from idxcheck.report import matrix
-from idxcheck.report.context import Report, as_report, plural, summary_counts
+from idxcheck.report.context import Report, as_report, plural
 from idxcheck.report.escape import html as escape
 from idxcheck.report.frames import context_lines
+from idxcheck.report.text import summary_line
 
 _STYLE = """
 :root { --proved:#d3f0dc; --proved-ink:#116329; --latent:#fff1c2; --latent-ink:#7a5200;
@@ -281,14 +282,14 @@ def _matrix(report: Report) -> str:
 
 def render(result: ScanResult | Report) -> str:
     report = as_report(result)
-    count = len(report.findings)
+    # Notes (values nothing reads) fail nothing: counted apart from the findings, and the
+    # summary is the text report's, whose counts add up (refuted obligations -> findings).
+    notes = sum(1 for f in report.findings if f.severity == "note")
+    count = len(report.findings) - notes
     title = plural(count, "finding") if count else "no findings"
-    counts = ", ".join(f"{value} {name}" for name, value in summary_counts(report))
-    extras = []
-    if report.suppressed:
-        extras.append(f"{len(report.suppressed)} suppressed")
-    if report.baselined:
-        extras.append(f"{len(report.baselined)} baselined")
+    if notes:
+        title += f", {plural(notes, 'note')}"
+    summary = summary_line(report)
     findings = "".join(_finding(i, f, report) for i, f in enumerate(report.findings, start=1))
     errors = ""
     if report.result.errors:
@@ -306,7 +307,7 @@ def render(result: ScanResult | Report) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>idxcheck: {escape(title)}</title><style>{_STYLE}</style></head><body>\n"
         f"<header><h1>idxcheck: {escape(title)}</h1>"
-        f'<p class="summary">{escape(counts)}{escape("; " + ", ".join(extras)) if extras else ""}. '
+        f'<p class="summary">{escape(summary)}. '
         f"Forward-mode model: {escape(report.result.mode_model_source or 'n/a')}.</p></header>\n"
         f"<section><h2>Backends &times; forward modes</h2>{_matrix(report)}</section>\n"
         f'<section id="findings"><h2>Findings</h2>{findings or "<p>None.</p>"}</section>\n'
