@@ -75,3 +75,17 @@ def test_the_decode_part_s_widest_query_is_not_the_batch_s_in_0_33_0() -> None:
     assert result.errors == []
     assert [f for f in result.findings if same_file(f.span.path, sparse)] == []
     assert result.stats.proved > 0
+
+
+def test_a_decode_run_as_entry_and_inlined_pairs_within_each_run_in_0_33_0() -> None:
+    # `_build_decode` runs as an entry point (its flag `self._decode_causal` opaque) and inlined
+    # from `MLACommonMetadataBuilder.build` (the flag from the batch). The grid scalar of the
+    # padded branch of one run (`max_qo_len = self._varlen_decode_qlen`) and the index pointer
+    # of the other branch of the other run (`query_start_loc_device`) are arguments of two
+    # calls of `get_mla_metadata_v1`, never of one: no IDX006 pairs them.
+    tree = vllm_tree("0.33.0")
+    result = scan_parts(tree)
+    assert result.errors == []
+    assert aiter_findings(result, tree) == []
+    aiter = [o for o in result.outcomes if same_file(o.span.path, tree / AITER)]
+    assert any(o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED" for o in aiter)

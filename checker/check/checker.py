@@ -8,7 +8,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from idxcheck.check.kernel import KernelVerdict, kernel_verdict
-from idxcheck.check.obligations import ANY_MODE, ANY_RUNNER, Obligation, Unclaimed, specialise_value
+from idxcheck.check.obligations import (
+    ANY_MODE,
+    ANY_RUNNER,
+    Obligation,
+    Unclaimed,
+    may_pair,
+    specialise_value,
+)
 from idxcheck.check.ports import VerdictStore
 from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.kernels import Launcher
@@ -155,7 +162,11 @@ class Checker:
                 continue
             partners: Sequence[Binding] = ()
             if rule.pairs_with is not None and binding.group is not None:
-                partners = groups.get((id(binding.group), rule.pairs_with), ())
+                partners = [
+                    partner
+                    for partner in groups.get((id(binding.group), rule.pairs_with), ())
+                    if may_pair(binding, partner)
+                ]
             for pc, value in iter_choice(binding.value, binding.pc):
                 per_mode = self._per_mode(pc)
                 if per_mode is None:

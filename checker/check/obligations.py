@@ -8,6 +8,7 @@ from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.runtime_model import RunnerWidth
 from idxcheck.interp.state import Binding
 from idxcheck.interp.values import LayoutV, Value
+from idxcheck.model.kinds import BindingKind
 from idxcheck.rules import Claim, NoClaim, Rule
 from idxcheck.sym.terms import Formula, RuntimeWidth, specialise_term
 
@@ -29,6 +30,23 @@ class Obligation:
     assumptions: Formula
     constraints: tuple[TreeConstraint, ...] = ()
     other: Binding | None = None  # for pairwise rules: the binding compared with
+
+
+# Bindings one evaluation makes (the arguments of one call). Two of them pair only when the
+# same run made them: two runs of the same code (a method run as an entry point, and inlined
+# from another entry) make two calls, each on its own path, and one's grid scalar with the
+# other's index pointer are values no single call holds together. A field written on an
+# object after it was made may pair with the object's arguments from another run (a
+# metadata object made at capture, refilled at replay).
+PER_EVALUATION = frozenset(
+    {BindingKind.KEYWORD, BindingKind.POSITIONAL, BindingKind.ARGUMENT, BindingKind.PARAMETER}
+)
+
+
+def may_pair(binding: Binding, partner: Binding) -> bool:
+    """Whether two bindings of one group can be values held together."""
+    one_call = binding.kind in PER_EVALUATION and partner.kind in PER_EVALUATION
+    return not one_call or binding.chain == partner.chain
 
 
 def specialise_value(value: Value, mode: str) -> Value:
