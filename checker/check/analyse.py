@@ -404,10 +404,12 @@ def _note(
 def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
     """What the obligations of the same class and mode give a replay (each rule's
     `replay_fields`: the index-pointer stride, the grid scalar), so that a replay builds all of
-    the metadata the way the code does."""
+    the metadata the way the code does. The finding's own obligation gives its fields first:
+    the stride replayed for a refuted stride is the one refuted, not another layout's of the
+    same class and mode."""
     ob = outcome.obligation
     owner = ob.binding.function.split(".")[0]
-    found: dict[str, Term] = {}
+    found: dict[str, Term] = dict(ob.rule.replay_fields(ob.value, ob.claim))
     for other in outcomes:
         o = other.obligation
         if o.mode != ob.mode or o.binding.function.split(".")[0] != owner:

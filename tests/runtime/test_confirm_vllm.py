@@ -1,0 +1,61 @@
+"""`confirm` on vLLM findings: a builder's decode layout against the runner's uniform decode
+width, replayed on our Triton kernel on the CPU interpreter (a GPU run of the real release's
+finding is recorded in bench/runtime/RESULTS.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from idxcheck.app.run import scan
+from idxcheck.model.config import Config
+from idxcheck.report.json_format import to_dict
+
+from ..conftest import FIXTURES, ROOT
+from ..realtree import vllm_tree
+
+pytestmark = pytest.mark.usefixtures("runtime")
+
+AITER = "v1/attention/backends/mla/rocm_aiter_mla.py"
+PARTS = (
+    "v1/attention",
+    "model_executor/layers/attention/mla_attention.py",
+    "v1/cudagraph_dispatcher.py",
+    "v1/worker/gpu_model_runner.py",
+)
+
+
+def _confirmed(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    from idxcheck.runtime_kernels.confirm import confirm_findings
+
+    # A JSON round trip: confirm reads what a report file holds.
+    out = confirm_findings(json.loads(json.dumps(doc)), device="cpu")
+    return [f for f in out["findings"] if f["code"] == "IDX001"]
+
+
+def test_the_stride_one_decode_of_the_vllm_fixture_is_confirmed() -> None:
+    path = str((FIXTURES / "vllm").relative_to(ROOT))
+    doc = to_dict(scan([path], Config(profile="auto")))
+    (finding,) = _confirmed(doc)
+    assert finding["mode"] == "UNIFORM_DECODE"
+    assert finding["counterexample"] == {"bs": 2, "num_speculative_tokens": 1}
+    confirmation = finding["confirmation"]
+    assert confirmation["status"] == "confirmed", confirmation
+    # Two requests of two tokens laid out with stride 1: the second token of each request is
+    # never written, or written from the other request.
+    assert confirmation["rows_unwritten"] + confirmation["rows_wrong"] >= 2
+    assert "qo_indptr stride 1" in confirmation["reason"]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_the_aiter_mla_decode_of_vllm_0_26_0_is_confirmed() -> None:
+    tree = vllm_tree("0.26.0")
+    doc = to_dict(scan([str(tree / part) for part in PARTS], Config(profile="auto")))
+    aiter = [f for f in doc["findings"] if Path(f["path"]).resolve() == (tree / AITER).resolve()]
+    assert aiter, "the 0.26.0 finding is gone: see tests/test_real_vllm_profile.py"
+    (finding,) = _confirmed({**doc, "findings": aiter})
+    assert finding["confirmation"]["status"] == "confirmed", finding["confirmation"]
