@@ -225,3 +225,65 @@ def test_the_cuda_graph_support_of_a_builder_bounds_its_capture(
     ]
     assert bool(found) is flagged
     assert all(f.mode == "CAPTURE" for f in found)
+
+
+QUERY_LENGTHS = """import enum
+import torch
+from typing import ClassVar
+
+
+class QueryLengths(MEMBERS_BASE):
+    SINGLE = SINGLE_VALUE
+    UNIFORM = 2
+    VARYING = 3
+
+
+class CommonBuilder:
+    query_lengths: ClassVar[QueryLengths] = QueryLengths.SINGLE
+    reorder_batch_threshold: int = 1
+
+    def __init__(self, vllm_config):
+        self.vllm_config = vllm_config
+        if self.query_lengths != QueryLengths.SINGLE:
+            self.reorder_batch_threshold = max_decode_query_len(vllm_config)
+
+
+class LeafBuilder(CommonBuilder):
+    OVERRIDE
+
+    def _build_decode(self, seq_lens_device, query_start_loc_cpu, num_decode_tokens):
+        num_reqs = seq_lens_device.size(0)
+        qo_indptr = torch.arange(0, num_reqs + 1, step=1)
+        return DecodeMetadata(qo_indptr=qo_indptr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "single", "override", "flagged"),
+    [
+        # The base's member keeps speculative requests out of the single-token decode path.
+        ("enum.Enum", "1", "", False),
+        # A subclass that takes uniform multi-token decodes lays them out with stride 1.
+        ("enum.Enum", "1", "query_lengths = QueryLengths.UNIFORM", True),
+        # Members that are not plain (an alias, a str mixin) are not read: the test stays open.
+        ("enum.Enum", "2", "", True),
+        ("str, enum.Enum", "'1'", "", True),
+    ],
+)
+def test_a_plain_enum_member_of_a_class_body_decides_a_comparison(
+    tmp_path: Path, base: str, single: str, override: str, flagged: bool
+) -> None:
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "runner.py", package)
+    text = (
+        QUERY_LENGTHS.replace("MEMBERS_BASE", base)
+        .replace("SINGLE_VALUE", single)
+        .replace("OVERRIDE", override or "pass")
+    )
+    (package / "builders.py").write_text(text)
+    result = scan([str(package)], Config(profile="auto"))
+    assert result.errors == []
+    found = [f for f in result.findings if f.function == "LeafBuilder._build_decode"]
+    assert bool(found) is flagged

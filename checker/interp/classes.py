@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from idxcheck.interp.enums import enum_member
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
 from idxcheck.interp.stores import KeyedStores, Refills
@@ -136,6 +137,9 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
             ):
                 # An enum member the profile bounds the width by (`AttentionCGSupport.NEVER`).
                 literal = IntV(Const(member[1][expression.attr.value]))
+            elif literal is None and member is None:
+                # A member of a plain enum of the tree (`QueryLenSupport.SINGLE_ONLY`).
+                literal = enum_member(expression, cls.file, ctx)
             if literal is not None:
                 found[target.value] = literal
             else:

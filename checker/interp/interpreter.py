@@ -35,6 +35,7 @@ from idxcheck.interp.destinations import (
     destinations,
     keyword_text,
 )
+from idxcheck.interp.enums import enum_member
 from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
@@ -910,6 +911,12 @@ class ClassInterpreter:
         base = self.eval(node.value, state, frame)
         if isinstance(base, SelfV) and SELF_PREFIX + node.attr.value in state.env:
             return self._reading(state.env[SELF_PREFIX + node.attr.value], node, frame)
+        if isinstance(base, UnknownV) and isinstance(node.value, cst.Name):
+            # A name the function does not bind: a plain enum of the tree, whose members
+            # compare as constants.
+            member = enum_member(node, frame.fn.file, self.ctx)
+            if member is not None:
+                return member
         return self.attribute(base, node.attr.value, node, frame)
 
     def _reading(self, value: Value, node: cst.CSTNode, frame: Frame) -> Value:
