@@ -9,13 +9,17 @@ from idxcheck.interp.values import IntV, Value
 from idxcheck.model.kinds import Role, Severity
 from idxcheck.profiles.schema import Profile
 from idxcheck.rules.base import Claim, NoClaim, Rule
-from idxcheck.sym.terms import Term, Unknown, cmp, strip, substitute_width
+from idxcheck.sym.terms import Const, Term, Unknown, cmp, strip, substitute_width
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
     from idxcheck.interp.state import Binding
 
 MESSAGE = "grid scalar `{name}` = `{site}` != {what} `{width}` in {mode}"
+
+
+# How a claim names the stride of a pointer with one segment per request.
+_STRIDE = "the stride of "
 
 
 class GridStrideDisagree(Rule):
@@ -87,11 +91,19 @@ class Backend:
         return Claim(
             subject=value.term,
             holds=cmp("==", substitute_width(value.term, width), stride),
-            what=f"the stride of `{pair.text}`"
+            what=f"{_STRIDE}`{pair.text}`"
             if pair.per_request
             else f"the segment length of `{pair.text}`",
             target=stride,
         )
+
+    def replay_fields(self, value: Value, claim: Claim) -> dict[str, Term]:
+        # The grid and the stride of its own pointer: a replay lays the pointer out with it.
+        fields: dict[str, Term] = {"max_len": claim.subject}
+        if claim.target is not None and claim.what.startswith(_STRIDE):
+            fields["qo_stride"] = claim.target
+            fields["segments_per_req"] = Const(1)
+        return fields
 
     def kernel_grid(self, name: str, profile: Profile) -> tuple[str, str] | None:
         return profile.kernel_grids.get(name)
