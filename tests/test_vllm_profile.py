@@ -225,3 +225,29 @@ def test_the_cuda_graph_support_of_a_builder_bounds_its_capture(
     ]
     assert bool(found) is flagged
     assert all(f.mode == "CAPTURE" for f in found)
+
+
+DRAFTER = FIXTURES / "vllm_drafter" / "vllm"
+
+
+def test_a_drafter_read_at_the_padded_count_is_flagged_where_it_expects() -> None:
+    result = scan([rel(DRAFTER.parent)], AUTO)
+    assert result.errors == []
+    expected: set[tuple[str, int, str]] = set()
+    for path in sorted(DRAFTER.glob("*.py")):
+        expected |= expectations(path, rel(path))
+    assert expected and found(result.findings) == expected
+    for finding in result.findings:
+        # Past `max_num_seqs * (1 + k)` only where a capture size is above it; a drafter runs
+        # under a speculative config (k >= 1).
+        cex = finding.counterexample
+        assert cex["num_speculative_tokens"] >= 1
+        bound = cex["max_bs"] * (1 + cex["num_speculative_tokens"])
+        assert cex["max_cudagraph_capture_size"] > bound
+        assert finding.message.startswith("slice `padded(")
+
+
+def test_a_drafter_sized_for_the_largest_capture_is_proved_and_fully_modelled() -> None:
+    result = scan([rel(DRAFTER / "clean_drafter.py")], AUTO)
+    assert result.errors == [] and result.findings == []
+    assert result.stats.proved > 0 and result.stats.unsupported == 0

@@ -83,6 +83,7 @@ from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
+    PADDED_PREFIX,
     TRUE,
     Atom,
     BoolConst,
@@ -1777,7 +1778,7 @@ class ClassInterpreter:
             return UnknownV(f"`{cls}.{name}` without its `{param}`")
         count = self.to_term(given)
         text = short_text(frame.fn.code(node))
-        free = Sym(f"@padded:{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
+        free = Sym(f"{PADDED_PREFIX}{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
         largest = Sym(bound)
         padded = ite(conj(cmp("<=", count, free), cmp("<=", free, largest)), free, count)
         items: list[Value] = [RuntimeV(f"{cls}.{name}()[{i}]") for i in range(length)]
@@ -1809,7 +1810,7 @@ class ClassInterpreter:
             return UnknownV(f"`{name}` without its `{param}`")
         count = self.to_term(given)
         text = short_text(frame.fn.code(node))
-        free = Sym(f"@padded:{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
+        free = Sym(f"{PADDED_PREFIX}{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
         synced = ite(conj(cmp("<=", count, free), cmp("<=", free, Sym(bound))), free, count)
         items: list[Value] = [RuntimeV(f"{name}()[{i}]") for i in range(length)]
         items[item] = RankCountsV(synced, f"{name}()[{item}]")

@@ -349,22 +349,21 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runtime_counts={
             name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
         },
-        padding_methods={
-            name: (str(param), int(position), int(length), int(item), str(attr), str(bound))
-            for name, (param, position, length, item, attr, bound) in getattr(
-                module, "PADDING_METHODS", {}
-            ).items()
-        },
-        padding_functions={
-            name: (str(param), int(position), int(length), int(item), str(flag), str(bound))
-            for name, (param, position, length, item, flag, bound) in getattr(
-                module, "PADDING_FUNCTIONS", {}
-            ).items()
-        },
+        padding_methods=_padding(getattr(module, "PADDING_METHODS", {})),
+        padding_functions=_padding(getattr(module, "PADDING_FUNCTIONS", {})),
         runner_width_modes={
             attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
         },
     )
+
+
+def _padding(table: dict[str, Any]) -> dict[str, tuple[str, int, int, int, str, str]]:
+    """PADDING_METHODS or PADDING_FUNCTIONS: name -> (the count's parameter, its position, the
+    length of the tuple returned, the item that holds the padded count, a name, a symbol)."""
+    return {
+        name: (str(param), int(position), int(length), int(item), str(other), str(bound))
+        for name, (param, position, length, item, other, bound) in table.items()
+    }
 
 
 def _pattern(module: ModuleType, name: str) -> re.Pattern[str] | None:
