@@ -251,3 +251,18 @@ def test_a_drafter_sized_for_the_largest_capture_is_proved_and_fully_modelled() 
     result = scan([rel(DRAFTER / "clean_drafter.py")], AUTO)
     assert result.errors == [] and result.findings == []
     assert result.stats.proved > 0 and result.stats.unsupported == 0
+
+
+def test_ranks_that_may_microbatch_are_not_modelled(tmp_path: Path) -> None:
+    # Microbatching ranks are raised to the largest count of them, an eager rank's included:
+    # the agreed count is then not bounded by the largest capture size, and not guessed.
+    package = tmp_path / "vllm"
+    shutil.copytree(DRAFTER, package)
+    path = package / "clean_drafter.py"
+    path.write_text(
+        path.read_text().replace("allow_microbatching=False", "allow_microbatching=True")
+    )
+    result = scan([str(path)], Config(profile="auto"))
+    assert result.findings == []
+    reasons = {o.reason for o in result.outcomes if o.verdict.name == "UNSUPPORTED"}
+    assert any("allow_microbatching" in r and "another rank" in r for r in reasons)
