@@ -89,3 +89,86 @@ def test_a_decode_run_as_entry_and_inlined_pairs_within_each_run_in_0_33_0() -> 
     assert aiter_findings(result, tree) == []
     aiter = [o for o in result.outcomes if same_file(o.span.path, tree / AITER)]
     assert any(o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED" for o in aiter)
+
+
+# DFlash (0.26.0, fixed in 0.27.0): the drafter sizes its query buffers (`positions`,
+# `_slot_mapping_buffer`) for `max_num_seqs * (1 + num_speculative_tokens)` tokens, while
+# `dummy_run` and `propose` slice them at the count the CUDA-graph dispatcher pads to a capture
+# size (`_determine_batch_execution_and_padding`), up to `max_cudagraph_capture_size`.
+DFLASH = "v1/spec_decode/dflash.py"
+PROPOSER = "v1/spec_decode/llm_base_proposer.py"
+
+
+def scan_dflash(tree: Path):  # type: ignore[no-untyped-def]
+    return scan([str(tree / DFLASH), str(tree / PROPOSER)], Config(profile="auto"))
+
+
+def line_of(path: Path, text: str) -> int:
+    """The line of the one occurrence of `text` in `path`."""
+    (line,) = [n for n, row in enumerate(path.read_text().splitlines(), 1) if text in row]
+    return line
+
+
+def query_slices(tree: Path) -> set[int]:
+    """The slices of the query buffers at the padded count: `_get_positions` and
+    `_get_slot_mapping`'s view."""
+    proposer = tree / PROPOSER
+    return {
+        line_of(proposer, "return self.positions[:num_tokens]"),
+        line_of(proposer, "view = self._slot_mapping_buffer[:num_tokens]"),
+    }
+
+
+def test_dflash_query_buffers_are_flagged_in_0_26_0() -> None:
+    tree = vllm_tree("0.26.0")
+    result = scan_dflash(tree)
+    assert result.errors == []
+    found = [
+        f
+        for f in result.findings
+        if f.code == "IDX005" and any(same_file(f.span.path, tree / p) for p in (DFLASH, PROPOSER))
+    ]
+    assert len(found) == 1
+    (finding,) = found
+    # The buffer DFlash allocates, sliced at the dispatcher's padded count.
+    assert "self.max_query_tokens" in finding.message
+    assert "{max_num_seqs} * (1 + {num_speculative_tokens})" in finding.message
+    related = {
+        r.span.line
+        for r in finding.related
+        if r.span is not None and same_file(r.span.path, tree / PROPOSER)
+    }
+    assert query_slices(tree) <= related
+    # A configuration past the allocation, in vLLM's terms: a drafter has a speculative
+    # config, and the largest capture size is above max_num_seqs * (1 + k).
+    cex = finding.counterexample
+    assert cex["num_speculative_tokens"] >= 1
+    assert cex["max_cudagraph_capture_size"] > cex["max_bs"] * (1 + cex["num_speculative_tokens"])
+    assert "max_num_seqs=" in finding.counterexample_text
+    assert "max_cudagraph_capture_size=" in finding.counterexample_text
+    refuted = {
+        o.span.line
+        for o in result.outcomes
+        if o.code == "IDX005"
+        and o.verdict.name == "REFUTED"
+        and same_file(o.span.path, tree / PROPOSER)
+    }
+    assert query_slices(tree) <= refuted
+
+
+def test_dflash_query_buffers_are_proved_in_0_27_0() -> None:
+    tree = vllm_tree("0.27.0")
+    result = scan_dflash(tree)
+    assert result.errors == []
+    assert [f for f in result.findings if f.code == "IDX005"] == []
+    # The same slices are proved (`dummy_run`'s, and `propose`'s where the drafter's own count
+    # is modelled), not merely left unsupported.
+    at_slices = [
+        o
+        for o in result.outcomes
+        if o.code == "IDX005"
+        and same_file(o.span.path, tree / PROPOSER)
+        and o.span.line in query_slices(tree)
+    ]
+    assert {o.span.line for o in at_slices if o.verdict.name == "PROVED"} == query_slices(tree)
+    assert not any(o.verdict.name == "REFUTED" for o in at_slices)

@@ -287,3 +287,44 @@ def test_a_plain_enum_member_of_a_class_body_decides_a_comparison(
     assert result.errors == []
     found = [f for f in result.findings if f.function == "LeafBuilder._build_decode"]
     assert bool(found) is flagged
+
+
+DRAFTER = FIXTURES / "vllm_drafter" / "vllm"
+
+
+def test_a_drafter_read_at_the_padded_count_is_flagged_where_it_expects() -> None:
+    result = scan([rel(DRAFTER.parent)], AUTO)
+    assert result.errors == []
+    expected: set[tuple[str, int, str]] = set()
+    for path in sorted(DRAFTER.glob("*.py")):
+        expected |= expectations(path, rel(path))
+    assert expected and found(result.findings) == expected
+    for finding in result.findings:
+        # Past `max_num_seqs * (1 + k)` only where a capture size is above it; a drafter runs
+        # under a speculative config (k >= 1).
+        cex = finding.counterexample
+        assert cex["num_speculative_tokens"] >= 1
+        bound = cex["max_bs"] * (1 + cex["num_speculative_tokens"])
+        assert cex["max_cudagraph_capture_size"] > bound
+        assert finding.message.startswith("slice `padded(")
+
+
+def test_a_drafter_sized_for_the_largest_capture_is_proved_and_fully_modelled() -> None:
+    result = scan([rel(DRAFTER / "clean_drafter.py")], AUTO)
+    assert result.errors == [] and result.findings == []
+    assert result.stats.proved > 0 and result.stats.unsupported == 0
+
+
+def test_ranks_that_may_microbatch_are_not_modelled(tmp_path: Path) -> None:
+    # Microbatching ranks are raised to the largest count of them, an eager rank's included:
+    # the agreed count is then not bounded by the largest capture size, and not guessed.
+    package = tmp_path / "vllm"
+    shutil.copytree(DRAFTER, package)
+    path = package / "clean_drafter.py"
+    path.write_text(
+        path.read_text().replace("allow_microbatching=False", "allow_microbatching=True")
+    )
+    result = scan([str(path)], Config(profile="auto"))
+    assert result.findings == []
+    reasons = {o.reason for o in result.outcomes if o.verdict.name == "UNSUPPORTED"}
+    assert any("allow_microbatching" in r and "another rank" in r for r in reasons)

@@ -30,7 +30,7 @@ from idxcheck.source.files import Block, ClassSource, SourceError, SourceFile, s
 from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
 from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import HitLines
-from idxcheck.sym.terms import Term, forget_specialisations
+from idxcheck.sym.terms import Formula, Term, forget_specialisations
 
 
 class UnsupportedSiteError(Exception):
@@ -192,6 +192,15 @@ def _no_signature(_name: str) -> None:
     return None
 
 
+def drafter_domain(profile: Profile, class_facts: ClassFacts) -> tuple[Formula, ...]:
+    """The profile's constraints of drafters, where the class or one of its bases is one."""
+    if not profile.drafter_domain or not any(
+        re.search(profile.draft_runner, name) for name in (class_facts.name, *class_facts.bases)
+    ):
+        return ()
+    return tuple(c.formula for c in profile.drafter_domain)
+
+
 def check_facts(
     facts: list[ClassFacts],
     checker: Checker,
@@ -211,6 +220,7 @@ def check_facts(
         # the domain of its obligations.
         stated = constraints.for_class(class_facts.name, class_facts.bases) if constraints else []
         checker.class_constraints = stated
+        checker.class_domain = drafter_domain(checker.profile, class_facts)
         checker.mode_constraints = constraints.per_mode if constraints else {}
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
             outcome = checker.decide(pairwise, kernel_aware=False)

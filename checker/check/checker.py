@@ -115,6 +115,8 @@ class Checker:
         self._reached: dict[Formula, bool | None] = {}
         self._mode_cache: dict[int, tuple[Formula, list[tuple[str, Formula]] | None]] = {}
         self.class_constraints: list[TreeConstraint] = []
+        # What the profile says of the class under check (`Profile.drafter_domain`).
+        self.class_domain: tuple[Formula, ...] = ()
         # Constraints of a mode the tree states (`TreeConstraints.per_mode`).
         self.mode_constraints: dict[str, list[TreeConstraint]] = {}
         self.launchers: dict[str, Launcher] = {}
@@ -202,6 +204,7 @@ class Checker:
                                 runner.cond,
                                 claim.assumptions,
                                 *(c.formula for c in stated),
+                                *self.class_domain,
                                 *self._runtime_facts(path, mode),
                             )
                             yield Obligation(

@@ -67,6 +67,7 @@ from idxcheck.interp.values import (
     ModuleV,
     NoneV,
     ObjectV,
+    RankCountsV,
     RuntimeV,
     SelfV,
     StrV,
@@ -83,6 +84,7 @@ from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
+    PADDED_PREFIX,
     TRUE,
     Atom,
     BoolConst,
@@ -104,9 +106,11 @@ from idxcheck.sym.terms import (
     neg,
     relative_to,
     specialise_formula,
+    stable_hash,
     strip,
     term_leaves,
     term_size,
+    untag,
 )
 
 if TYPE_CHECKING:
@@ -1130,6 +1134,8 @@ class ClassInterpreter:
             return UnknownV("indexing a layout")
         if isinstance(base, ConstVecV):
             return IntV(base.value)
+        if isinstance(base, RankCountsV):
+            return IntV(base.this)
         if isinstance(base, RuntimeV):
             return RuntimeV(f"{base.path}[]")
         if isinstance(base, BufferV):
@@ -1366,6 +1372,9 @@ class ClassInterpreter:
             other = left if isinstance(right, NoneV) else right
             if isinstance(other, NoneV):
                 return TRUE
+            if isinstance(other, RankCountsV):
+                # None with one rank, the ranks' counts with several: not known here.
+                return Atom(f"none:{other.source}", f"{other.source} is None")
             if isinstance(other, (RuntimeV, UnknownV)):
                 path = other.path if isinstance(other, RuntimeV) else None
                 text = (
@@ -1633,6 +1642,9 @@ class ClassInterpreter:
             # they are read, so conditions on them in a caller and a helper agree.
             name = _base_name(node.func)
             return TupleV(tuple(IntV(RuntimeInt(f"{name}:{item}")) for item in counts))
+        synced = self.profile.padding_functions.get(_base_name(node.func) or "")
+        if synced is not None and not isinstance(func, (BoundMethodV, ClassRefV)):
+            return self.synced_count(_base_name(node.func) or "", synced, args, kwargs, node, frame)
         if isinstance(func, ChoiceV):
             # One of several functions (what a resolver returns on each path): the keywords
             # are bound once, above, not once per alternative.
@@ -1742,10 +1754,74 @@ class ClassInterpreter:
                 return receiver
             return UnknownV(f"method `{name}` of an integer")
         if isinstance(receiver, ObjectV):
+            padding = self.profile.padding_methods.get(f"{receiver.cls}.{name}")
+            if padding is not None:
+                return self.padded_count(receiver.cls, name, padding, args, kwargs, node, frame)
             return UnknownV(f"method `{name}` of `{receiver.cls}` is not modelled")
         if isinstance(receiver, UnknownV):
             return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}`: {receiver.reason}")
         return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}` is not modelled")
+
+    def padded_count(
+        self,
+        cls: str,
+        name: str,
+        padding: tuple[str, int, int, int, str, str],
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        frame: Frame,
+    ) -> Value:
+        """A runtime method that pads a token count `n` up to a CUDA-graph capture size
+        (`Profile.padding_methods`): the tuple it returns, whose descriptor holds the padded
+        count `n'`. What is known of `n'` is its envelope: `n <= n' <= M` where `n <= M` (`M`
+        the largest capture size), `n' == n` above it. It is written with a free integer `p`
+        of its own (hidden from counterexamples): `n'` is `p` where `n <= p <= M`, else `n`;
+        the padding's excess is then `p`, a value of the configuration's, not of the
+        runtime's."""
+        param, position, length, item, attr, bound = padding
+        given = kwargs.get(param, args[position] if len(args) > position else None)
+        if given is None:
+            return UnknownV(f"`{cls}.{name}` without its `{param}`")
+        count = self.to_term(given)
+        text = short_text(frame.fn.code(node))
+        free = Sym(f"{PADDED_PREFIX}{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
+        largest = Sym(bound)
+        padded = ite(conj(cmp("<=", count, free), cmp("<=", free, largest)), free, count)
+        items: list[Value] = [RuntimeV(f"{cls}.{name}()[{i}]") for i in range(length)]
+        items[item] = ObjectV(f"{cls}.{name}()", ((attr, IntV(padded)),), frame.fn.loc(node))
+        return TupleV(tuple(items))
+
+    def synced_count(
+        self,
+        name: str,
+        model: tuple[str, int, int, int, str, str],
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        frame: Frame,
+    ) -> Value:
+        """A runtime function that agrees a padded token count across data-parallel ranks
+        (`Profile.padding_functions`): the tuple it returns, whose item is None (one rank) or
+        the ranks' counts, of which this rank's is the padded count passed, or one between it
+        and the largest capture size where it is at most that size. Only where its flag
+        (microbatching) is False: otherwise the ranks may take another rank's count."""
+        param, position, length, item, flag, bound = model
+        allowed = kwargs.get(flag)
+        if not (isinstance(allowed, BoolV) and allowed.formula == FALSE):
+            return UnknownV(
+                f"`{name}` with `{flag}` not False: the ranks may be padded to another rank's count"
+            )
+        given = kwargs.get(param, args[position] if len(args) > position else None)
+        if given is None:
+            return UnknownV(f"`{name}` without its `{param}`")
+        count = self.to_term(given)
+        text = short_text(frame.fn.code(node))
+        free = Sym(f"{PADDED_PREFIX}{frame.fn.qualname}:{text}:{stable_hash(untag(count))[:16]}")
+        synced = ite(conj(cmp("<=", count, free), cmp("<=", free, Sym(bound))), free, count)
+        items: list[Value] = [RuntimeV(f"{name}()[{i}]") for i in range(length)]
+        items[item] = RankCountsV(synced, f"{name}()[{item}]")
+        return TupleV(tuple(items))
 
     def _receiver_slice(
         self, node: cst.BaseExpression, state: State, frame: Frame

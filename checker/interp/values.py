@@ -72,6 +72,17 @@ class ConstVecV:
 
 
 @node
+class RankCountsV:
+    """The token counts of the data-parallel ranks, of which only this rank's entry is known
+    (`this`): reading it at any index gives that entry (the runtime reads it at its own rank),
+    and nothing else is modelled (the largest entry is another rank's). It may also be None
+    (`source` returns None with one rank): whether it is, is an opaque condition."""
+
+    this: Term
+    source: str
+
+
+@node
 class RuntimeV:
     """Something the runtime passes in (`forward_batch`, `spec_info`, `seq_lens`): its values
     come from the real layout. `path` names it for opaque conditions; `length` is its first
@@ -200,6 +211,7 @@ Value = (
     | ModeEnumV
     | LayoutV
     | ConstVecV
+    | RankCountsV
     | RuntimeV
     | ConfigV
     | BufferV

@@ -109,6 +109,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "Function of the runtime -> the names of the integers it returns (a tuple of them): one runtime value per name wherever it is read.",
     ),
     _c(
+        "PADDING_METHODS",
+        "`Class.method` of a runtime object that pads a token count up to a CUDA-graph capture size -> (the count's parameter, its position, the length of the tuple returned, the item that is the batch descriptor, its attribute holding the padded count, the symbol of the largest capture size): the padded count is at least the count and, where the count is at most that size, at most it; above it, the count itself.",
+    ),
+    _c(
+        "PADDING_FUNCTIONS",
+        "Function of the runtime that agrees a padded token count across data-parallel ranks -> (the padded count's parameter, its position, the length of the tuple returned, the item that is None or the ranks' counts, the flag parameter that must be False for the model to hold, the symbol of the largest capture size): this rank's count is the one passed or, where that is at most that size, one at most it.",
+    ),
+    _c(
         "ENTRY_WIDTH_BOUNDS",
         "Method -> the attribute of its class that bounds the query tokens of a request there (read where the class sets it).",
     ),
@@ -189,6 +197,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "Runner width attribute -> the modes it is the width of, where no runner mode attribute or keyword says it.",
     ),
     _c("DRAFT_RUNNER", "Pattern of the class names of runners that run in a draft worker.", True),
+    _c(
+        "DRAFTER_DOMAIN",
+        "Constraints (in DOMAIN's form: (constraint, why)) that hold in the classes DRAFT_RUNNER names, or whose bases it names: a drafter is built only where they hold.",
+    ),
     _c("COMPARE_DRAFT_DECODE", "Whether draft-decode runners are compared with backends."),
     _c("DRAFT_DECODE_MODE", "The mode whose draft and target runners serve different batches."),
     _c(

@@ -171,6 +171,17 @@ class Profile:
     member_widths: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
     # Functions of the runtime that return integers it computes -> their names.
     runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # `Class.method` of a runtime object that pads a token count to a CUDA-graph capture size
+    # -> (the count's parameter, its position, the length of the tuple returned, the item that
+    # is the batch descriptor, its attribute holding the padded count, the symbol of the
+    # largest capture size).
+    padding_methods: dict[str, tuple[str, int, int, int, str, str]] = field(default_factory=dict)
+    # A function of the runtime that agrees a padded count across data-parallel ranks -> (the
+    # padded count's parameter, its position, the length of the tuple returned, the item that is
+    # None or the ranks' counts, the flag that must be False, the largest capture size).
+    padding_functions: dict[str, tuple[str, int, int, int, str, str]] = field(default_factory=dict)
+    # Constraints that hold in the classes `draft_runner` names (or whose bases it names).
+    drafter_domain: tuple[DomainConstraint, ...] = ()
     # A runner width attribute -> the modes it is the width of.
     runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Runtime lengths that are each request's width in a mode that does not pack.
@@ -301,6 +312,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runner_width_attrs=tuple(module.RUNNER_WIDTH_ATTRS),
         runner_mode_attrs=tuple(module.RUNNER_MODE_ATTRS),
         draft_runner=module.DRAFT_RUNNER,
+        drafter_domain=tuple(
+            DomainConstraint(t, why, parse_formula(t, aliases))
+            for t, why in getattr(module, "DRAFTER_DOMAIN", ())
+        ),
         compare_draft_decode=bool(getattr(module, "COMPARE_DRAFT_DECODE", False)),
         kernel_grids=dict(getattr(module, "KERNEL_GRIDS", {})),
         kernel_block_m=dict(getattr(module, "KERNEL_BLOCK_M", {})),
@@ -347,10 +362,21 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runtime_counts={
             name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
         },
+        padding_methods=_padding(getattr(module, "PADDING_METHODS", {})),
+        padding_functions=_padding(getattr(module, "PADDING_FUNCTIONS", {})),
         runner_width_modes={
             attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
         },
     )
+
+
+def _padding(table: dict[str, Any]) -> dict[str, tuple[str, int, int, int, str, str]]:
+    """PADDING_METHODS or PADDING_FUNCTIONS: name -> (the count's parameter, its position, the
+    length of the tuple returned, the item that holds the padded count, a name, a symbol)."""
+    return {
+        name: (str(param), int(position), int(length), int(item), str(other), str(bound))
+        for name, (param, position, length, item, other, bound) in table.items()
+    }
 
 
 def _pattern(module: ModuleType, name: str) -> re.Pattern[str] | None:

@@ -95,7 +95,16 @@ DOMAIN: tuple[tuple[str, str], ...] = (
     ),
     ("max_num_batched_tokens <= 1048576", "explored range"),
     ("max_model_len >= 1", "a model takes at least one token"),
-    ("max_cudagraph_capture_size >= 1", "the largest CUDA-graph capture size"),
+    (
+        "max_cudagraph_capture_size >= 0",
+        "the largest CUDA-graph capture size; 0 without CUDA graphs (enforce_eager, "
+        "cudagraph_mode NONE: VllmConfig._set_cudagraph_sizes)",
+    ),
+    (
+        "max_cudagraph_capture_size <= max_num_batched_tokens",
+        "VllmConfig._set_cudagraph_sizes: capture sizes above max_num_batched_tokens are "
+        "dropped and the largest one left is max_cudagraph_capture_size",
+    ),
 )
 
 # Runtime width per phase where the scanned tree has no model runner that states it.
@@ -159,6 +168,44 @@ RUNTIME_COUNTS: dict[str, tuple[str, ...]] = {
         "num_prefills",
         "num_decode_tokens",
         "num_prefill_tokens",
+    ),
+}
+
+# The CUDA-graph dispatcher (`v1/cudagraph_dispatcher.py`) pads a batch's token count up to a
+# capture size: `dispatch(num_tokens, ...)` returns `(cudagraph_mode, batch_descriptor)`, and
+# `batch_descriptor.num_tokens` is the smallest capture size at least `num_tokens` (from the
+# sizes in `cudagraph_capture_sizes`, the largest of which is `max_cudagraph_capture_size`), or
+# `num_tokens` itself above the largest, with CUDA graphs off or their keys not initialised.
+# Only that envelope is modelled, not the list of sizes: the padded count is at least the
+# count and at most `max_cudagraph_capture_size` where the count is.
+PADDING_METHODS: dict[str, tuple[str, int, int, int, str, str]] = {
+    "CudagraphDispatcher.dispatch": (
+        "num_tokens",
+        0,
+        2,
+        1,
+        "num_tokens",
+        "max_cudagraph_capture_size",
+    ),
+}
+
+# Under data parallelism (`v1/worker/dp_utils.py`), `coordinate_batch_across_dp(...,
+# num_tokens_padded=n', ...)` returns `(should_ubatch, num_tokens_across_dp, synced_mode)`:
+# `num_tokens_across_dp` is None with one rank, else every rank's `n'` (`_run_ar`), all raised
+# to the largest of them only where the ranks' synced CUDA-graph mode is not NONE (the least
+# of theirs: every rank dispatched to a graph, so every `n'` is at most
+# `max_cudagraph_capture_size`) or they microbatch (`should_dp_pad`). Without microbatching
+# (`allow_microbatching=False`), this rank's entry is its own `n'` or, where `n'` is at most
+# `max_cudagraph_capture_size`, one between `n'` and it: the dispatcher's envelope again. With
+# microbatching the ranks may be raised to another rank's eager count: not modelled.
+PADDING_FUNCTIONS: dict[str, tuple[str, int, int, int, str, str]] = {
+    "coordinate_batch_across_dp": (
+        "num_tokens_padded",
+        3,
+        3,
+        1,
+        "allow_microbatching",
+        "max_cudagraph_capture_size",
     ),
 }
 
@@ -248,6 +295,16 @@ RUNNER_WIDTH_MODES: dict[str, tuple[str, ...]] = {
 }
 # The runners of drafters (`v1/spec_decode/`) are not model runners of the target.
 DRAFT_RUNNER = r"Proposer|Drafter|Speculator"
+# A drafter is built only under a speculative config (`GPUModelRunner.__init__` builds one where
+# `self.speculative_config` is set; `DFlashProposer.__init__` asserts it), whose
+# `num_speculative_tokens` is above 0.
+DRAFTER_DOMAIN: tuple[tuple[str, str], ...] = (
+    (
+        "num_speculative_tokens >= 1",
+        "a drafter runs only under a speculative config (SpeculativeConfig: "
+        "num_speculative_tokens > 0)",
+    ),
+)
 
 # Prefilter: role names, the runner's width attribute and the width function.
 PREFILTER = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from idxcheck.sym.terms import (
+    PADDED_PREFIX,
     And,
     Atom,
     BinOp,
@@ -22,6 +23,7 @@ from idxcheck.sym.terms import (
     Tagged,
     Term,
     Unknown,
+    strip,
 )
 
 _PRECEDENCE = {"max": 9, "min": 9, "*": 5, "//": 5, "%": 5, "+": 4, "-": 4}
@@ -34,6 +36,8 @@ def render_term(term: Term, names: Mapping[str, str] | None = None, *, _parent: 
     if isinstance(term, Const):
         return str(term.value)
     if isinstance(term, Sym):
+        if term.name.startswith(PADDED_PREFIX):
+            return "<a capture size>"
         return names.get(term.name, term.name)
     if isinstance(term, RuntimeWidth):
         return "runtime width"
@@ -50,6 +54,10 @@ def render_term(term: Term, names: Mapping[str, str] | None = None, *, _parent: 
         text = f"{left} {term.op} {right}"
         return f"({text})" if prec < _parent else text
     if isinstance(term, Ite):
+        then = strip(term.then)
+        if isinstance(then, Sym) and then.name.startswith(PADDED_PREFIX):
+            # A count padded to a capture size (`Profile.padding_methods`).
+            return f"padded({render_term(term.other, names)})"
         text = (
             f"{render_term(term.then, names, _parent=1)} if {render_formula(term.cond, names, 200)} "
             f"else {render_term(term.other, names, _parent=1)}"

@@ -77,6 +77,11 @@ class Tagged:
 
 Term = Const | Sym | RuntimeWidth | RuntimeInt | Unknown | BinOp | Ite | Tagged
 
+# The prefix of the free symbol of a count padded to a CUDA-graph capture size (a profile's
+# padding methods): `Ite(count <= p <= largest, p, count)`, `p` hidden from counterexamples (a
+# name beginning with `@`).
+PADDED_PREFIX = "@padded:"
+
 # ---------------------------------------------------------------------------------------------
 # Formulas
 
