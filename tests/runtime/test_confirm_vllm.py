@@ -10,14 +10,21 @@ from typing import Any
 
 import pytest
 
-from idxcheck.app.run import scan
-from idxcheck.model.config import Config
-from idxcheck.report.json_format import to_dict
-
 from ..conftest import FIXTURES, ROOT
 from ..realtree import vllm_tree
 
 pytestmark = pytest.mark.usefixtures("runtime")
+
+
+def _report(paths: list[str]) -> dict[str, Any]:
+    # The scan is imported here: a GPU host that runs only the runtime companion (its tests
+    # collected with `-m gpu`) has no libcst.
+    from idxcheck.app.run import scan
+    from idxcheck.model.config import Config
+    from idxcheck.report.json_format import to_dict
+
+    return to_dict(scan(paths, Config(profile="auto")))
+
 
 AITER = "v1/attention/backends/mla/rocm_aiter_mla.py"
 PARTS = (
@@ -38,7 +45,7 @@ def _confirmed(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_the_stride_one_decode_of_the_vllm_fixture_is_confirmed() -> None:
     path = str((FIXTURES / "vllm").relative_to(ROOT))
-    doc = to_dict(scan([path], Config(profile="auto")))
+    doc = _report([path])
     (finding,) = _confirmed(doc)
     assert finding["mode"] == "UNIFORM_DECODE"
     assert finding["counterexample"] == {"bs": 2, "num_speculative_tokens": 1}
@@ -54,7 +61,7 @@ def test_the_stride_one_decode_of_the_vllm_fixture_is_confirmed() -> None:
 @pytest.mark.slow
 def test_the_aiter_mla_decode_of_vllm_0_26_0_is_confirmed() -> None:
     tree = vllm_tree("0.26.0")
-    doc = to_dict(scan([str(tree / part) for part in PARTS], Config(profile="auto")))
+    doc = _report([str(tree / part) for part in PARTS])
     aiter = [f for f in doc["findings"] if Path(f["path"]).resolve() == (tree / AITER).resolve()]
     assert aiter, "the 0.26.0 finding is gone: see tests/test_real_vllm_profile.py"
     (finding,) = _confirmed({**doc, "findings": aiter})
