@@ -66,6 +66,8 @@ def pad_of(call: Call, source: Value, widths: Value) -> Value:
             return LayoutV(Const(0), source.stride, entries, source.loc, source.text, source.source)
     if isinstance(source, RuntimeV):
         return RuntimeV(f"pad({source.path})", None)
+    if isinstance(source, UnknownV):
+        return UnknownV(f"padding a value that is not modelled: {source.reason}")
     return UnknownV("padding a value that is not a uniform layout")
 
 
