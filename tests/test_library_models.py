@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from idxcheck.app.run import scan
+from idxcheck.interp.entries import entries_of
 from idxcheck.model.config import Config
+from idxcheck.sym.terms import Atom, Const, Sym, Unknown, binop, disj, ite
 
 GRID = """
 class RowsBackend:
@@ -108,3 +110,20 @@ def test_static_forward_batch_is_an_object_of_the_runtime(tmp_path: Path) -> Non
         "parameter `padded` of `SwaBackend.prepare_replay`, whose callers are not in the class"
     )
     assert proved == 0 and reasons == [unknown, unknown]
+
+
+def test_arange_entries_pair_each_step_with_the_end_of_its_own_path() -> None:
+    """`arange(0, (1 + bs) * n, n)` of a width `n` chosen per path, one of them not modelled:
+    the end is the product taken on each path, so its cases are the step's; a case of one
+    path never meets the end of another (whose conditions `conj` cannot tell apart when they
+    are disjunctions), and a path whose width is not modelled gives no count."""
+    first = disj(Atom("a", "a"), Atom("b", "b"))
+    second = disj(Atom("c", "c"), Atom("d", "d"))
+    rows = binop("+", Const(1), Sym("bs"))
+    unknown = Unknown("not modelled")
+    step = ite(first, Sym("n"), ite(second, Const(1), unknown))
+    end = ite(first, binop("*", rows, Sym("n")), ite(second, rows, unknown))
+    assert entries_of(Const(0), end, step) == rows
+    # A path whose end is not a whole number of its steps has no count.
+    wrong = ite(first, binop("*", rows, Sym("n")), ite(second, Sym("bs"), unknown))
+    assert entries_of(Const(0), wrong, step) is None
