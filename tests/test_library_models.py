@@ -127,3 +127,31 @@ def test_arange_entries_pair_each_step_with_the_end_of_its_own_path() -> None:
     # A path whose end is not a whole number of its steps has no count.
     wrong = ite(first, binop("*", rows, Sym("n")), ite(second, Sym("bs"), unknown))
     assert entries_of(Const(0), wrong, step) is None
+
+
+UNBOUND = """
+import torch
+
+
+class RowsBackend:
+    def __init__(self, model_runner):
+        self.drafts = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        bs = forward_batch.batch_size
+        if forward_batch.forward_mode.is_draft_extend_v2():
+            if forward_batch.spec_info is not None:
+                rows = torch.arange(0, (bs + 1) * ({width}), {width}, dtype=torch.int32)
+            self.forward_metadata = Rows(cu_seqlens_q=rows{read})
+"""
+
+
+def test_a_local_not_assigned_on_a_path_is_read_on_the_others_only(tmp_path: Path) -> None:
+    """Slicing or indexing a local that one path never assigned raises there (NameError), as
+    reading its attribute does: the other paths are checked, none is UNSUPPORTED."""
+    for read in ("[: bs + 1]", "[0:]"):
+        clean = UNBOUND.format(width="self.drafts", read=read)
+        lines, reasons, proved = _scan(tmp_path, clean)
+        assert (lines, reasons) == ([], []) and proved > 0
+        lines, reasons, _ = _scan(tmp_path, UNBOUND.format(width="self.drafts - 1", read=read))
+        assert lines == [13] and reasons == []
