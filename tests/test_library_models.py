@@ -155,3 +155,28 @@ def test_a_local_not_assigned_on_a_path_is_read_on_the_others_only(tmp_path: Pat
         assert (lines, reasons) == ([], []) and proved > 0
         lines, reasons, _ = _scan(tmp_path, UNBOUND.format(width="self.drafts - 1", read=read))
         assert lines == [13] and reasons == []
+
+
+PADDED = """
+import torch
+
+
+class PadBackend:
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.cuda_graph_loc = torch.zeros((max_bs,), dtype=torch.int32)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        loc = torch.zeros(bs, dtype=torch.int64) if spec_info is None else None
+        assert loc is not None
+        padded = torch.nn.functional.pad(loc, pad=(0, {rows} - len(loc)), value=0)
+        n = padded.shape[0]
+        self.cuda_graph_loc[:n].copy_(padded)
+"""
+
+
+def test_a_padded_vector_is_as_long_as_its_widths_add(tmp_path: Path) -> None:
+    """`F.pad(x, (0, rows - len(x)))` of a vector of known length is `rows` long (the length of
+    a value that differs by path is each path's): DeepSeek-V4 pads `out_cache_loc` so."""
+    assert _scan(tmp_path, PADDED.format(rows="bs")) == ([], [], 1)
+    lines, reasons, _ = _scan(tmp_path, PADDED.format(rows="bs + 1"))
+    assert lines == [14] and reasons == []

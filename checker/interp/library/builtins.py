@@ -17,6 +17,7 @@ from idxcheck.interp.values import (
     StrV,
     SuperV,
     TupleV,
+    UnboundV,
     UnknownV,
     Value,
 )
@@ -89,8 +90,16 @@ def _integer_of(call: Call, value: Value | None) -> Value:
 
 
 def length(call: Call) -> Value:
-    if call.args:
-        value = call.args[0]
+    if call.args and isinstance(call.args[0], ChoiceV):
+        # A value that differs by path: the length of each.
+        return map_choice(call.args[0], lambda one: _length_of(one))
+    return _length_of(call.args[0] if call.args else None)
+
+
+def _length_of(value: Value | None) -> Value:
+    if isinstance(value, (UnknownV, UnboundV)):
+        return value  # its reason; a path that never assigned it raises before the call
+    if value is not None:
         if isinstance(value, TupleV):
             return IntV(Const(len(value.items)))
         found = (
