@@ -32,7 +32,8 @@ else:
 def entries_of(start: Term, end: Term, step: Term) -> Term | None:
     """The exact number of entries of `arange(start, end, step)` (see `_entries_of`). When the
     step and end are if-then-else terms (a width chosen per path), each case is solved alone
-    and the cases must agree."""
+    (with the end of the same case, where both have the same cases) and the cases must
+    agree."""
     direct = _entries_of(start, end, step)
     if direct is not None:
         return direct
@@ -41,22 +42,36 @@ def entries_of(start: Term, end: Term, step: Term) -> Term | None:
     if step_cases is None or end_cases is None or (len(step_cases) == 1 and len(end_cases) == 1):
         return None
     found: Term | None = None
-    for step_guard, step_case in step_cases:
-        for end_guard, end_case in end_cases:
-            if conj(step_guard, end_guard) == FALSE:
+    pairs: list[tuple[Term, Term]]
+    if [g for g, _ in step_cases] == [g for g, _ in end_cases]:
+        # One if-then-else skeleton (`(1 + bs) * n` and `n` of a width `n` chosen per path,
+        # the product taken on each path): the cases are its leaves, and two different
+        # leaves never hold together, so each step goes with the end of its own leaf.
+        pairs = [(s, e) for (_, s), (_, e) in zip(step_cases, end_cases, strict=True)]
+    else:
+        pairs = [
+            (step_case, end_case)
+            for step_guard, step_case in step_cases
+            for end_guard, end_case in end_cases
+            if conj(step_guard, end_guard) != FALSE
+        ]
+    for step_case, end_case in pairs:
+        entries = _entries_of(start, end_case, step_case)
+        if entries is None or any(
+            isinstance(leaf, Unknown) for leaf in term_leaves(BinOp("+", step_case, end_case))
+        ):
+            if any(
+                isinstance(leaf, (Unknown, RuntimeInt))
+                for leaf in term_leaves(BinOp("+", step_case, end_case))
+            ):
+                # A case that is not modelled is left to the rule (unsupported): what an
+                # unknown gives here (`n * x` of an unknown `x` is that unknown) is no count.
                 continue
-            entries = _entries_of(start, end_case, step_case)
-            if entries is None:
-                if any(
-                    isinstance(leaf, (Unknown, RuntimeInt))
-                    for leaf in term_leaves(BinOp("+", step_case, end_case))
-                ):
-                    continue  # a case that is not modelled is left to the rule (unsupported)
-                return None
-            if found is None:
-                found = entries
-            elif poly.to_poly(found) != poly.to_poly(entries):
-                return None
+            return None
+        if found is None:
+            found = entries
+        elif poly.to_poly(found) != poly.to_poly(entries):
+            return None
     return found
 
 

@@ -1140,8 +1140,8 @@ class ClassInterpreter:
             return RuntimeV(f"{base.path}[]")
         if isinstance(base, BufferV):
             return RuntimeV(f"{base.name}[]")
-        if isinstance(base, UnknownV):
-            return base
+        if isinstance(base, (UnknownV, UnboundV)):
+            return base  # (unbound: the path raises before the index is read, as `attribute`)
         return UnknownV("indexing a value that is not a sequence")
 
     def slice_value(self, base: Value, lower: Term | None, upper: Term | None) -> Value:
@@ -1186,8 +1186,8 @@ class ClassInterpreter:
             if low_i is not None and up_i is not None:
                 return TupleV(base.items[low_i:up_i])
             return UnknownV("slicing a tuple at unknown bounds")
-        if isinstance(base, UnknownV):
-            return base
+        if isinstance(base, (UnknownV, UnboundV)):
+            return base  # (unbound: the path raises before the slice is read, as `attribute`)
         return UnknownV("slicing a value that is not a tensor")
 
     def eval_IfExp(self, node: cst.IfExp, state: State, frame: Frame) -> Value:

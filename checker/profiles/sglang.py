@@ -276,6 +276,9 @@ ENTRY_PARAMS: dict[str, str] = {
     "max_num_tokens": "max_num_tokens",
     "num_tokens": "num_tokens",
     "spec_info": "runtime",
+    # The padded batch a breakable CUDA graph replays (DeepSeek-V4, 0.5.23): a batch the
+    # runner builds, of a size of its own (not `bs`), so only an object of the runtime.
+    "static_forward_batch": "runtime",
     "encoder_lens": "tensor_bs",
     "seq_lens": "tensor_bs",
     "seq_lens_cpu": "tensor_bs",

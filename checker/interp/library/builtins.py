@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from idxcheck.interp.choices import merge
+from idxcheck.interp.choices import map_choice, merge
 from idxcheck.interp.library.call import Call, FunctionModel, length_of
 from idxcheck.interp.values import (
     BoolV,
     BufferV,
+    ChoiceV,
     ConstVecV,
     IntV,
     LayoutV,
@@ -16,6 +17,7 @@ from idxcheck.interp.values import (
     StrV,
     SuperV,
     TupleV,
+    UnboundV,
     UnknownV,
     Value,
 )
@@ -24,15 +26,40 @@ from idxcheck.sym.terms import FALSE, Atom, Const, RuntimeInt, binop
 
 def minmax(call: Call) -> Value:
     name, args = call.name, list(call.args)
+    if "key" in call.kwargs:
+        return UnknownV(f"`{name}()` with a `key=` function")
     if len(args) == 1:
-        only = args[0]
-        if isinstance(only, RuntimeV):
-            return IntV(RuntimeInt(f"{name}({only.path})"))
-        if isinstance(only, TupleV) and only.items:
-            args = list(only.items)
-        else:
-            return UnknownV(f"`{name}()` of one value that is not from the runtime")
+        if isinstance(args[0], ChoiceV):
+            # One iterable per path: the extreme of each (a condition picks the path).
+            return map_choice(args[0], lambda only: _of_one(call, only))
+        return _of_one(call, args[0])
+    return _of_many(call, args)
+
+
+def _of_one(call: Call, only: Value) -> Value:
+    """`max(xs)`, `min(xs)` of one iterable."""
+    name = call.name
+    if isinstance(only, RuntimeV):
+        return IntV(RuntimeInt(f"{name}({only.path})"))
+    if isinstance(only, TupleV):
+        if only.items:
+            return _of_many(call, list(only.items))
+        if "default" in call.kwargs:
+            return call.kwargs["default"]  # an empty sequence gives the default
+        return UnknownV(f"`{name}()` of an empty sequence")
+    if isinstance(only, ConstVecV) and "default" not in call.kwargs:
+        # Every entry is the value (an empty vector raises, so a result is the value).
+        return IntV(only.value)
+    if isinstance(only, UnknownV):
+        return UnknownV(f"`{name}()` of a value that is not modelled: {only.reason}")
+    return UnknownV(f"`{name}()` of one value that is not from the runtime")
+
+
+def _of_many(call: Call, args: list[Value]) -> Value:
+    name = call.name
     if len(args) < 2:
+        if len(args) == 1 and isinstance(args[0], IntV):
+            return args[0]  # the extreme of one integer is itself
         return UnknownV(f"`{name}()` with no arguments")
     to_term = call.interp.to_term
     result = args[0]
@@ -51,14 +78,28 @@ def minmax(call: Call) -> Value:
 def integer(call: Call) -> Value:
     """`int(x)`, `round(x)`: an integer stays itself, a runtime value becomes a runtime int."""
     args = call.args
-    if args and isinstance(args[0], (IntV, RuntimeV, UnknownV)):
-        return args[0] if not isinstance(args[0], RuntimeV) else IntV(RuntimeInt(args[0].path))
+    if args and isinstance(args[0], ChoiceV):
+        return map_choice(args[0], lambda one: _integer_of(call, one))
+    return _integer_of(call, args[0] if args else None)
+
+
+def _integer_of(call: Call, value: Value | None) -> Value:
+    if isinstance(value, (IntV, RuntimeV, UnknownV)):
+        return value if not isinstance(value, RuntimeV) else IntV(RuntimeInt(value.path))
     return UnknownV(f"`{call.name}()` of a non-integer")
 
 
 def length(call: Call) -> Value:
-    if call.args:
-        value = call.args[0]
+    if call.args and isinstance(call.args[0], ChoiceV):
+        # A value that differs by path: the length of each.
+        return map_choice(call.args[0], lambda one: _length_of(one))
+    return _length_of(call.args[0] if call.args else None)
+
+
+def _length_of(value: Value | None) -> Value:
+    if isinstance(value, (UnknownV, UnboundV)):
+        return value  # its reason; a path that never assigned it raises before the call
+    if value is not None:
         if isinstance(value, TupleV):
             return IntV(Const(len(value.items)))
         found = (

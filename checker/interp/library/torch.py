@@ -64,8 +64,24 @@ def pad_of(call: Call, source: Value, widths: Value) -> Value:
         ) or (before == 1 and after == 0 and strip(source.start) == strip(source.stride)):
             entries = binop("+", source.entries, Const(1)) if source.entries is not None else None
             return LayoutV(Const(0), source.stride, entries, source.loc, source.text, source.source)
-    if isinstance(source, RuntimeV):
-        return RuntimeV(f"pad({source.path})", None)
+    if isinstance(source, (RuntimeV, BufferV)):
+        # A vector padded by (before, after) entries (a negative width crops): as long as the
+        # two widths add; what it holds is the runtime's where the source was, else unknown.
+        length = source.length
+        if length is not None and isinstance(widths, TupleV) and len(widths.items) == 2:
+            if all(isinstance(w, (IntV, ChoiceV)) for w in widths.items):
+                length = binop(
+                    "+", length, binop("+", to_term(widths.items[0]), to_term(widths.items[1]))
+                )
+            else:
+                length = None
+        else:
+            length = None
+        if isinstance(source, RuntimeV):
+            return RuntimeV(f"pad({source.path})", length)
+        return BufferV(f"pad({source.name})", length)
+    if isinstance(source, UnknownV):
+        return UnknownV(f"padding a value that is not modelled: {source.reason}")
     return UnknownV("padding a value that is not a uniform layout")
 
 
