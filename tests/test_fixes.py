@@ -138,3 +138,30 @@ def test_fix_is_described_as_unsafe_in_help() -> None:
     result = CliRunner().invoke(main, ["scan", "--help"])
     assert "--fix" in result.output
     assert "unsafe" in " ".join(result.output.split())
+
+
+def test_where_no_attribute_holds_it_the_width_the_runtime_publishes_is_read(
+    tmp_path: Path,
+) -> None:
+    # No attribute holds the runner's width, but the function holds the speculative input the
+    # runtime publishes it on: the fix reads it there, the original kept as its default.
+    path = tmp_path / "published.py"
+    text = (
+        TWO_MODES.replace("        self.num_draft_tokens = args.speculative_num_draft_tokens\n", "")
+        .replace(
+            "def _fill(self, bs, forward_mode):", "def _fill(self, bs, forward_mode, spec_info):"
+        )
+        .replace("self._fill(bs, forward_mode)", "self._fill(bs, forward_mode, spec_info)")
+    )
+    path.write_text(text)
+    [finding] = scan([str(path)]).findings
+    assert finding.fix is not None
+    assert finding.fix.replacement == (
+        '(getattr(spec_info, "num_tokens_per_req", self.speculative_num_steps + 1) '
+        "if forward_mode.is_draft_extend_v2() else self.speculative_num_steps + 1)"
+    )
+    assert "the width the runtime publishes" in finding.fix.description
+    assert apply_fixes([finding]).count == 1
+    result = scan([str(path)])
+    assert result.findings == [] and result.errors == []
+    assert {o.mode for o in result.outcomes} >= {"DRAFT_EXTEND", "DRAFT_EXTEND_V2"}

@@ -197,16 +197,17 @@ class FindingBuilder:
         self, ob: Obligation, parts: _Parts, attrs: dict[str, Term], other_modes: frozenset[str]
     ) -> Fix | None:
         """The finding's expression rewritten as an attribute of its class that holds the
-        runtime's width (the same configuration symbols), guarded by the mode where its
-        function also runs in other modes. None where no attribute holds it, the expression
-        is not in the binding's function (an attribute written in `__init__`), or no mode
-        test can be written there."""
+        runtime's width (the same configuration symbols), else, where the function holds the
+        runtime object that publishes the width per forward, as that (the original kept as
+        the default where it publishes none); guarded by the mode where its function also
+        runs in other modes. None where neither holds it, the expression is not in the
+        binding's function (an attribute written in `__init__`), or no mode test can be
+        written there."""
         if (
             not ob.rule.fixable
             or not parts.tagged
             or ob.other is not None
             or ob.runner is ANY_RUNNER
-            or not attrs
             or "." not in ob.binding.function
         ):
             return None
@@ -221,23 +222,28 @@ class FindingBuilder:
         matching = sorted(
             (len(name), name) for name, term in attrs.items() if _normal(term) == wanted
         )
-        if not matching:
-            return None
-        attribute = "self." + matching[0][1]
         width = render_term(ob.runner.term, self.shown)
-        if not other_modes:
-            return Fix(
-                f"`{attribute}` holds the runtime's width `{width}`",
-                attribute,
-                parts.site_text,
+        holder = ob.binding.width_holder
+        if matching:
+            attribute = "self." + matching[0][1]
+            holds = f"`{attribute}` holds the runtime's width `{width}`"
+        elif ob.claim.target is None and holder and self.profile.runtime_width_attrs:
+            published = self.profile.runtime_width_attrs[0]
+            attribute = f'getattr({holder}, "{published}", {parts.site_text})'
+            holds = (
+                f"`{holder}.{published}` is the width the runtime publishes per forward "
+                f"(`{width}` here; the original stays where it publishes none)"
             )
+        else:
+            return None
+        if not other_modes:
+            return Fix(holds, attribute, parts.site_text)
         predicate = self._predicate(ob.mode)
         if predicate is None or not ob.binding.mode_expr:
             return None
         test = f"{ob.binding.mode_expr}.{predicate}()"
         return Fix(
-            f"`{attribute}` holds the runtime's width `{width}` in {ob.mode}; the function "
-            f"also runs in {', '.join(sorted(other_modes))}",
+            f"{holds} in {ob.mode}; the function also runs in {', '.join(sorted(other_modes))}",
             f"({attribute} if {test} else {parts.site_text})",
             parts.site_text,
             (f"({attribute} if {test} else ", ")"),

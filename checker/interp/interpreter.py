@@ -751,6 +751,7 @@ class ClassInterpreter:
                 declared_by=declared_by,
                 scope=(frame.fn.def_line, frame.fn.end_line),
                 mode_expr=self._mode_expr(state),
+                width_holder=self._width_holder(state),
                 owner=owner,
                 destination=destination,
             )
@@ -771,6 +772,30 @@ class ClassInterpreter:
                 and name.isidentifier()
             ):
                 return f"{name}.{attr}"
+        return ""
+
+    def _width_holder(self, state: State) -> str:
+        """A local that holds the runtime object publishing the width (the profile's
+        `WIDTH_HOLDER`), or that attribute of a local forward batch ("" where neither)."""
+        holder = self.profile.width_holder
+        if not holder or not self.profile.runtime_width_attrs:
+            return ""
+        for name, value in state.env.items():
+            if (
+                isinstance(value, RuntimeV)
+                and value.path.rsplit(".", 1)[-1] == holder
+                and name.isidentifier()
+            ):
+                return name
+        if self.profile.forward_batch_attrs.get(holder) is None:
+            return ""
+        for name, value in state.env.items():
+            if (
+                isinstance(value, RuntimeV)
+                and value.path == "forward_batch"
+                and name.isidentifier()
+            ):
+                return f"{name}.{holder}"
         return ""
 
     # -- expressions -----------------------------------------------------------------------

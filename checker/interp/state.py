@@ -65,6 +65,9 @@ class Binding:
     # fix may write in that function.
     scope: tuple[int, int] = (0, 0)
     mode_expr: str = ""
+    # The expression that holds the runtime object publishing the width there (`spec_info`,
+    # `forward_batch.spec_info`; "" where none is in scope): what a fix may read it from.
+    width_holder: str = ""
     # For attribute writes: the object written on, as written (`metadata`, `self`): two
     # objects' fields of one name are two places, not one refilled twice.
     owner: str | None = None

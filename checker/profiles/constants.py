@@ -232,6 +232,11 @@ CONSTANTS: tuple[Constant, ...] = (
     _c("LAUNCH_ONLY_POSITIVE", "Symbols whose settings apply only when the value is above zero."),
     _c("LAUNCH_MODES", "Mode -> the settings a batch in that mode takes."),
     _c(
+        "WIDTH_HOLDER",
+        "The runtime object whose attributes (`RUNTIME_WIDTH_ATTRS`) publish the width per "
+        "forward: a fix may read the width there where the finding's function holds it.",
+    ),
+    _c(
         "WIDTH_LENGTHS",
         "Runtime attributes whose lengths are each request's width in a mode that does not pack (the forward's extend lengths).",
     ),

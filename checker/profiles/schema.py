@@ -186,6 +186,8 @@ class Profile:
     runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Runtime lengths that are each request's width in a mode that does not pack.
     width_lengths: tuple[str, ...] = ()
+    # The runtime object whose `runtime_width_attrs` publish the width (`spec_info`).
+    width_holder: str = ""
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def role_of(self, name: str) -> Role | None:
@@ -347,6 +349,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             modes={k: tuple(v) for k, v in getattr(module, "LAUNCH_MODES", {}).items()},
         ),
         width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
+        width_holder=getattr(module, "WIDTH_HOLDER", ""),
         role_calls={
             name: (tuple(excluded), tuple(params))
             for name, (excluded, params) in getattr(module, "ROLE_CALLS", {}).items()

@@ -254,6 +254,9 @@ RUNNER_PARAM_BOUNDS: dict[str, tuple[str, str]] = {
 
 # Attributes of runtime objects that are the per-forward width of the current layout.
 RUNTIME_WIDTH_ATTRS = ("num_tokens_per_req", "draft_token_num")
+# The object that publishes them: the speculative input a backend is handed (a parameter of the
+# capture and replay hooks, `forward_batch.spec_info` in an eager forward).
+WIDTH_HOLDER = "spec_info"
 # Per-request lengths that are the runner's width in a mode that does not pack: the extend
 # lengths a v2 draft extend or a target verify runs with (every request carries the whole
 # window; `dsa_backend.py` 0.5.23: "All requests extend by the same fixed
