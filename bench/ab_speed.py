@@ -26,7 +26,12 @@ from pathlib import Path
 
 from bench.checkout import imported_from, package_at
 from bench.sglang_tree import sglang_tree
-from bench.speed import BACKEND, FACTS_BACKEND, RENAMED, Run, count_files, measure
+from bench.speed import PROJECTS, Run, count_files, measure
+
+# The SGLang edits of `bench.speed`.
+BACKEND = PROJECTS["sglang"].backend
+FACTS_BACKEND = PROJECTS["sglang"].facts_file
+RENAMED = PROJECTS["sglang"].renamed
 
 KINDS = ("cold", "warm", "hook: comment", "hook: method", "hook: facts backend")
 
