@@ -73,14 +73,16 @@ PROJECTS = {
         ("srt/layers/attention", "srt/layers", "srt", "."),
     ),
     # The dispatcher states the width of a uniform decode (`uniform_decode_query_len`), which
-    # the vLLM tree facts read.
+    # the vLLM tree facts read. The methods renamed are, as SGLang's, none the profile names (a
+    # builder's entry point or the dispatcher's padding would change what the scan checks):
+    # the forward that reads the metadata, and a method listing the capture sizes.
     "vllm": Project(
         vllm_tree,
         "0.33.0",
         "v1/attention/backends/mla/rocm_aiter_mla.py",
-        "def _build_decode(",
+        "def forward_mqa(",
         "v1/cudagraph_dispatcher.py",
-        "def dispatch(",
+        "def get_capture_descs(",
         ("v1/attention", "v1", "."),
     ),
 }
