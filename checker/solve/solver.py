@@ -202,22 +202,26 @@ class _Translator:
     path conditions of its sites share their conjuncts): each node is translated once, into
     `memo`, which translators share, with the variables under it."""
 
-    def __init__(self, memo: dict[int, _Translated] | None = None) -> None:
+    def __init__(
+        self, memo: dict[int, _Translated] | None = None, ctx: z3.Context | None = None
+    ) -> None:
         self.ints: dict[str, z3.ArithRef] = {}
         self.bools: dict[str, z3.BoolRef] = {}
         self._memo: dict[int, _Translated] = {} if memo is None else memo
+        # The z3 context the translations live in (None: z3's main one).
+        self.ctx = ctx
 
     def int_var(self, name: str) -> z3.ArithRef:
         var = self.ints.get(name)
         if var is None:
-            var = z3.Int(name)
+            var = z3.Int(name, self.ctx)
             self.ints[name] = var
         return var
 
     def bool_var(self, key: str) -> z3.BoolRef:
         var = self.bools.get(key)
         if var is None:
-            var = z3.Bool(f"atom:{key}")
+            var = z3.Bool(f"atom:{key}", self.ctx)
             self.bools[key] = var
         return var
 
@@ -233,7 +237,7 @@ class _Translator:
         found = self._memo.get(id(node))
         if found is None or found[0] is not node:
             # Translated by a translator of its own, whose variables are the node's.
-            alone = _Translator(self._memo)
+            alone = _Translator(self._memo, self.ctx)
             found = (node, translate(alone, node), alone.ints, alone.bools)
             self._memo[id(node)] = found
         self.ints.update(found[2])
@@ -244,7 +248,7 @@ class _Translator:
         if isinstance(term, Tagged):
             return self.term(term.inner)
         if isinstance(term, Const):
-            return z3.IntVal(term.value)
+            return z3.IntVal(term.value, self.ctx)
         if isinstance(term, Sym):
             return self.int_var(term.name)
         if isinstance(term, RuntimeWidth):
@@ -266,7 +270,7 @@ class _Translator:
             if term.op == "//":
                 # Python floor division; z3's integer division is Euclidean, which agrees for
                 # positive divisors.
-                return z3.If(b > 0, a / b, z3.If(b < 0, (-a) / (-b), z3.IntVal(0)))
+                return z3.If(b > 0, a / b, z3.If(b < 0, (-a) / (-b), z3.IntVal(0, self.ctx)))
             if term.op == "%":
                 return z3.If(b > 0, a % b, z3.If(b < 0, -((-a) % (-b)), a))
             if term.op == "max":
@@ -280,7 +284,7 @@ class _Translator:
 
     def _formula(self, formula: Formula) -> z3.BoolRef:
         if isinstance(formula, BoolConst):
-            return z3.BoolVal(formula.value)
+            return z3.BoolVal(formula.value, self.ctx)
         if isinstance(formula, Cmp):
             a, b = self.term(formula.left), self.term(formula.right)
             return {
@@ -407,7 +411,8 @@ class Solver:
         # bit-vectors for a SAT solver: on the path conditions of a real backend (a few
         # bounded symbols, dozens of opaque conditions) the core answers far faster
         # (bench/RESULTS.md, "What each change did").
-        solver = z3.Tactic("smt").solver() if core else z3.Solver()
+        ctx = translator.ctx
+        solver = z3.Tactic("smt", ctx).solver() if core else z3.Solver(ctx=ctx)
         solver.set("rlimit", self.rlimit)
         solver.set("timeout", _backstop_ms(self.rlimit))
         for name, value in SOLVER_PARAMS:
@@ -489,6 +494,14 @@ class Solver:
         assert solver is not None
         # A model of the assumptions with the violation is one of the assumptions alone.
         self._reachable[key] = z3.sat
+        # The counterexample is read in a z3 context of its own, where the question alone was
+        # translated: z3's model depends on the order its context made its terms in, which in
+        # the shared one depends on the questions asked before (another process, another
+        # order of files), and the opaque conditions listed would differ from run to run.
+        fresh = _Translator(None, z3.Context())
+        alone = self._new(fresh, [*domain, assumptions, violation])
+        if _check(alone) == z3.sat:
+            translator, solver = fresh, alone
         names = self._ordered(translator.ints)
         model = self._minimise(translator, solver, names)
         atoms = self._atoms(translator, solver, model, [*domain, assumptions, violation])
@@ -566,10 +579,10 @@ class Solver:
         kept = dict(values)
         for key in list(values):
             rest = {k: v for k, v in kept.items() if k != key}
-            check = self._new(self._translator(), [])
+            check = self._new(_Translator(None, translator.ctx), [])
             check.add(*pinned)
             for name, value in rest.items():
-                check.add(translator.bools[name] == z3.BoolVal(value))
+                check.add(translator.bools[name] == z3.BoolVal(value, translator.ctx))
             check.add(z3.Not(failing))
             if _check(check) == z3.unsat:  # the others alone force the failure
                 kept = rest
