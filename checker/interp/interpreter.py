@@ -528,7 +528,10 @@ class ClassInterpreter:
             self.eval(stmt.iter, state, frame)
         else:
             self.condition(stmt.test, state, frame)
-        ran = Atom(f"{frame.fn.qualname}:loop@{id(stmt)}", "the loop body runs")
+        ran = Atom(
+            f"{frame.fn.file.path}:{frame.fn.qualname}:loop@{frame.fn.ordinal(stmt)}",
+            "the loop body runs",
+        )
         body_state = state.fork(conj(state.pc, ran))
         if isinstance(stmt, cst.For):
             self.assign_target(stmt.target, UnknownV("loop variable"), body_state, frame, None)
@@ -545,7 +548,10 @@ class ClassInterpreter:
         return joined
 
     def exec_try(self, stmt: cst.Try | cst.TryStar, state: State, frame: Frame) -> State:
-        raised = Atom(f"{frame.fn.qualname}:try@{id(stmt)}", "the try body raises")
+        raised = Atom(
+            f"{frame.fn.file.path}:{frame.fn.qualname}:try@{frame.fn.ordinal(stmt)}",
+            "the try body raises",
+        )
         body_state = self.exec_suite(stmt.body, state.fork(state.pc), frame)
         if stmt.orelse is not None and body_state.alive:
             body_state = self.exec_suite(stmt.orelse.body, body_state, frame)
@@ -571,7 +577,10 @@ class ClassInterpreter:
         )
         result: State | None = None if irrefutable else state.fork(state.pc)
         for index, case in enumerate(stmt.cases):
-            taken = Atom(f"{frame.fn.qualname}:case@{id(case)}", f"case {index} matches")
+            taken = Atom(
+                f"{frame.fn.file.path}:{frame.fn.qualname}:case@{frame.fn.ordinal(case)}",
+                f"case {index} matches",
+            )
             case_state = self.exec_suite(case.body, state.fork(conj(state.pc, taken)), frame)
             result = (
                 case_state

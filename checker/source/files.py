@@ -457,6 +457,7 @@ class FunctionSource:
         # text once. The node is kept with its text, so its id cannot be reused.
         self._codes: dict[int, tuple[cst.CSTNode, str]] = {}
         self._raw: tuple[int, str] | None = None  # (end_line, text) of `raw_text`
+        self._ordinals: dict[int, int] | None = None  # by `ordinal`
 
     @property
     def name(self) -> str:
@@ -465,6 +466,18 @@ class FunctionSource:
     @property
     def qualname(self) -> str:
         return f"{self.owner}.{self.name}" if self.owner else self.name
+
+    def ordinal(self, node: cst.CSTNode) -> int:
+        """The place of `node` among the function's loops, `try` statements and `case`s, in
+        source order: a name for it that stays the same from run to run and process to
+        process (its id does not), so that conditions about it key the verdict cache."""
+        if self._ordinals is None:
+            kinds = (cst.For, cst.While, cst.Try, cst.TryStar, cst.MatchCase)
+            self._ordinals = {}
+            for found in descendants(self.node):
+                if isinstance(found, kinds):
+                    self._ordinals[id(found)] = len(self._ordinals)
+        return self._ordinals.get(id(node), -1)
 
     def loc(self, node: cst.CSTNode) -> Loc:
         key = id(node)
