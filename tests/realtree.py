@@ -26,3 +26,14 @@ def vllm_tree(version: str) -> Path:
     if os.environ.get("IDXCHECK_OFFLINE"):
         pytest.skip("IDXCHECK_OFFLINE is set: real vLLM releases are not downloaded")
     return _download_vllm.vllm_tree(version)
+
+
+# vLLM's ROCm AITER MLA builder, and the files that give it its context: the builders and
+# their bases, and what lays out the runtime's width (the dispatcher and the model runner).
+VLLM_AITER = "v1/attention/backends/mla/rocm_aiter_mla.py"
+VLLM_DECODE_PARTS = (
+    "v1/attention",
+    "model_executor/layers/attention/mla_attention.py",
+    "v1/cudagraph_dispatcher.py",
+    "v1/worker/gpu_model_runner.py",
+)

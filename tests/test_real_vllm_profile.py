@@ -11,18 +11,12 @@ import pytest
 from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 
-from .realtree import vllm_tree
+from .realtree import VLLM_AITER, VLLM_DECODE_PARTS, vllm_tree
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
-AITER = "v1/attention/backends/mla/rocm_aiter_mla.py"
-# The builders, their base classes, and what lays out the runtime's width.
-PARTS = (
-    "v1/attention",
-    "model_executor/layers/attention/mla_attention.py",
-    "v1/cudagraph_dispatcher.py",
-    "v1/worker/gpu_model_runner.py",
-)
+AITER = VLLM_AITER
+PARTS = VLLM_DECODE_PARTS
 
 
 def scan_parts(tree: Path):  # type: ignore[no-untyped-def]

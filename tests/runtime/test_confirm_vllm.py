@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ..conftest import FIXTURES, ROOT
-from ..realtree import vllm_tree
+from ..realtree import VLLM_AITER, VLLM_DECODE_PARTS, vllm_tree
 
 pytestmark = pytest.mark.usefixtures("runtime")
 
@@ -26,13 +26,8 @@ def _report(paths: list[str]) -> dict[str, Any]:
     return to_dict(scan(paths, Config(profile="auto")))
 
 
-AITER = "v1/attention/backends/mla/rocm_aiter_mla.py"
-PARTS = (
-    "v1/attention",
-    "model_executor/layers/attention/mla_attention.py",
-    "v1/cudagraph_dispatcher.py",
-    "v1/worker/gpu_model_runner.py",
-)
+AITER = VLLM_AITER
+PARTS = VLLM_DECODE_PARTS
 
 
 def _confirmed(doc: dict[str, Any]) -> list[dict[str, Any]]:
