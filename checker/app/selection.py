@@ -2,8 +2,8 @@
 
 A file inside a package folder a profile claims (its `PACKAGES`: a folder of that name holding
 `__init__.py`, as vLLM's source tree and its releases have `vllm/`) is that profile's; every
-other file is SGLang's, the default profile, whose tree states its own `ForwardMode`. A scan of a tree holding both runs each profile on its own
-files and puts the results together. `--profile` or `[tool.idxcheck] profile` picks one profile
+other file is SGLang's, the default profile, whose tree states its own `ForwardMode`. A scan of
+a tree holding both runs each profile on its own files and puts the results together. `--profile` or `[tool.idxcheck] profile` picks one profile
 for every file; so do a `domain` or `widths`, which are written in one profile's symbols
 (SGLang's, unless a profile is named)."""
 
