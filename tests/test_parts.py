@@ -342,3 +342,61 @@ def test_an_edit_of_a_helpers_file_analyses_its_callers_again(
     assert edited == _json([tree], None)
     messages = [f["message"] for f in edited["findings"]]  # type: ignore[attr-defined]
     assert any("`step_budget + 2`" in m for m in messages), messages
+
+
+_ROW_BACKEND = """\
+import torch
+
+from .planner import Planner
+
+
+class RowBackend:
+    def __init__(self, model_runner):
+        self.planner = Planner(model_runner)
+        self.per_req = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        bs = forward_batch.batch_size
+        if forward_batch.forward_mode.is_target_verify():
+            self.qo_indptr = torch.arange(0, bs * self.per_req + 1, self.per_req)
+"""
+
+_PLANNER = """\
+class Planner:
+    \"\"\"Rows per request, which the backend's qo_indptr steps by.\"\"\"
+
+    def __init__(self, model_runner):
+        self.rows = 0
+
+    def widest(self):
+        return self.rows
+"""
+
+
+def test_an_edit_of_a_constructed_class_keeps_its_callers_analysis(
+    tmp_path: Path, analysed: list[str]
+) -> None:
+    """A backend that calls `Planner(...)`, a class of another file: the call resolves to no
+    function, which only that file's top-level `def` names and imports decide. An edit of a
+    method of the class leaves the backend's stored analysis valid; a new top-level function in
+    that file analyses the backend again. Every scan gives what an uncached scan gives."""
+    package = tmp_path / "tree" / "rows"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "backend.py").write_text(_ROW_BACKEND)
+    planner = package / "planner.py"
+    planner.write_text(_PLANNER)
+    tree = tmp_path / "tree"
+    cache_dir = tmp_path / "cache"
+    _json([tree], cache_dir)
+    assert "backend.py" in analysed
+    analysed.clear()
+    planner.write_text(_PLANNER.replace("def widest(", "def widest_rows("))
+    cached = _json([tree], cache_dir)
+    assert "backend.py" not in analysed
+    assert cached == _json([tree], None)
+    analysed.clear()
+    planner.write_text(_PLANNER + "\n\ndef plan_rows(count):\n    return count\n")
+    cached = _json([tree], cache_dir)
+    assert "backend.py" in analysed
+    assert cached == _json([tree], None)

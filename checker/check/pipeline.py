@@ -198,7 +198,7 @@ def _scan_tree(
         tree, config, profile, store, executor, dataclasses, width_defs, facts_key, inputs
     )
     launchers = find_launchers(tree.files, profile)
-    signatures = SignatureIndex(tree.files, profile.role_of)
+    signatures = SignatureIndex(tree.files, profile.role_of, profile.name)
     facts = TreeFacts(
         config,
         profile,

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from idxcheck.source.files import Block, SourceError, SourceFile, strip_comments
+from idxcheck.source.files import Block, SourceError, SourceFile, reading, strip_comments
 from idxcheck.source.lazy_import import lazy_module
 
 if TYPE_CHECKING:
@@ -193,16 +193,12 @@ class SignatureIndex:
     of which one has a role by its name: same file first, then a name unique in the tree. A
     value handed to such a parameter has its role (`idxcheck.interp.destinations`)."""
 
-    def __init__(self, files: Iterable[SourceFile], role_of: Any) -> None:
+    def __init__(self, files: Iterable[SourceFile], role_of: Any, profile_name: str = "") -> None:
         self._found: dict[str, list[tuple[SourceFile, tuple[tuple[str, ...], tuple[str, ...]]]]]
         self._found = {}
         for source in files:
-            for block in source.blocks:
-                if block.kind != "def":
-                    continue
-                signature = role_signature(source.block_text(block, decorators=False), role_of)
-                if signature is not None:
-                    self._found.setdefault(block.name, []).append((source, signature))
+            for name, signature in _role_signatures(source, role_of, profile_name):
+                self._found.setdefault(name, []).append((source, signature))
 
     def resolver(self, source: SourceFile) -> Any:
         def signature(name: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -221,6 +217,26 @@ class SignatureIndex:
             for name, found in self._found.items()
             for source, signature in found
         )
+
+
+def _role_signatures(
+    source: SourceFile, role_of: Any, profile_name: str
+) -> tuple[tuple[str, tuple[tuple[str, ...], tuple[str, ...]]], ...]:
+    """The file's top-level functions that have a role-named parameter, with their
+    parameters: read once per text and kept with the file's other readings (a pre-commit run
+    would read every function header of the tree again)."""
+
+    def compute() -> tuple[tuple[str, tuple[tuple[str, ...], tuple[str, ...]]], ...]:
+        found = []
+        for block in source.blocks:
+            if block.kind != "def":
+                continue
+            signature = role_signature(source.block_text(block, decorators=False), role_of)
+            if signature is not None:
+                found.append((block.name, signature))
+        return tuple(found)
+
+    return reading(source, "role-signatures\0" + profile_name, compute)
 
 
 def role_signature(text: str, role_of: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | None:

@@ -6,6 +6,7 @@ imported."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -164,11 +165,32 @@ class FunctionIndex:
             self._asked = None
 
     def signature(self, key: str) -> tuple[tuple[str, str], ...]:
-        """What the lookup `key` depends on: the files its resolution reads now, by the digest
-        of their code (a new file that makes a module name ambiguous changes it too)."""
+        """What the lookup `key` depends on: the files its resolution reads now (a new file
+        that makes a module name ambiguous changes it too). The file that defines the function
+        counts by the digest of its code: the function is interpreted with the helpers and
+        imports beside it. A file the resolution only passed through (a package re-exporting
+        the name), or where it found no function (the name is a class: `Dispatcher(...)`),
+        counts by what the resolution read there, its top-level `def` names and its imports,
+        so that an edit of a class's method there keeps the stored analyses of its callers."""
         path, dotted = key.split("\0", 1)
         resolved = self._resolve_at(path, dotted)
-        return tuple((s.path, s.code_digest()) for s in resolved.files)
+        defining = resolved.definition[0] if resolved.definition is not None else None
+        return tuple(
+            (s.path, s.code_digest() if s is defining else self._names_digest(s))
+            for s in resolved.files
+        )
+
+    def _names_digest(self, source: SourceFile) -> str:
+        """A digest of what resolving a name reads of a file: the names of its top-level
+        `def` blocks (with their counts: a name defined twice resolves to nothing) and the
+        names it imports."""
+        defs = sorted(b.name for b in source.blocks if b.kind == "def")
+        imports = sorted(
+            f"{local}\0{found.module}\0{found.name or ''}"
+            for local, found in self.imports(source).items()
+        )
+        text = "\n".join(["defs", *defs, "imports", *imports])
+        return "names:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def files_of(self, key: str) -> tuple[SourceFile, ...]:
         path, dotted = key.split("\0", 1)
