@@ -180,3 +180,75 @@ def test_a_padded_vector_is_as_long_as_its_widths_add(tmp_path: Path) -> None:
     assert _scan(tmp_path, PADDED.format(rows="bs")) == ([], [], 1)
     lines, reasons, _ = _scan(tmp_path, PADDED.format(rows="bs + 1"))
     assert lines == [14] and reasons == []
+
+
+MASK_COUNT = """
+import torch
+
+
+class MaskBackend:
+    def __init__(self, model_runner):
+        self.drafts = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_target_verify():
+            live = {count}
+            step = self.drafts
+            self.forward_metadata = Rows(cu_seqlens_q=torch.arange(0, (live + 1) * step, step))
+"""
+
+
+def test_the_count_of_a_mask_is_a_count_of_the_runtime(tmp_path: Path) -> None:
+    """`(x > 0).sum().item()` counts the entries of an elementwise comparison (a Python bool
+    has no `.sum()`): a count the batch decides, as vLLM's GDN builder counts its speculative
+    requests. A layout of that many requests is not a whole number of the batch's requests:
+    UNSUPPORTED with that reason, no longer for a call that is not modelled."""
+    lines, reasons, _ = _scan(
+        tmp_path, MASK_COUNT.format(count="(forward_batch.seq_lens > 0).sum().item()")
+    )
+    assert lines == []
+    assert reasons == [
+        "`torch.arange(0, (live + 1) * step, step)` has "
+        "<runtime (forward_batch.seq_lens > 0).sum().item()> segments, "
+        "not a whole number per request"
+    ]
+    # Another method of a comparison is still not modelled: the layout has no closed form.
+    _, reasons, _ = _scan(
+        tmp_path, MASK_COUNT.format(count="(forward_batch.seq_lens > 0).mean().item()")
+    )
+    assert reasons == [
+        "the length of `torch.arange(0, (live + 1) * step, step)` has no closed form"
+    ]
+
+
+CHOSEN_CLASS = """
+import torch
+
+
+class BaseBuilder:
+    meta_cls: type[M]
+
+    def __init__(self, model_runner):
+        self.drafts = model_runner.server_args.speculative_num_draft_tokens
+
+    def init_forward_metadata(self, forward_batch):
+        if forward_batch.forward_mode.is_target_verify():
+            bs = forward_batch.batch_size
+            step = {step}
+            self.forward_metadata = self.meta_cls(
+                cu_seqlens_q=torch.arange(0, (bs + 1) * step, step),
+            )
+
+
+class RowsBuilder(BaseBuilder):
+    meta_cls = RowsMeta
+"""
+
+
+def test_a_metadata_class_the_subclass_chooses_builds_from_its_keywords(tmp_path: Path) -> None:
+    """`meta_cls: type[M]` declared in a base, `meta_cls = RowsMeta` in its subclass (vLLM's
+    Mamba builders): `self.meta_cls(cu_seqlens_q=...)` builds a metadata object in both, its
+    keywords its fields, so the pointer is checked in the base and in the subclass."""
+    assert _scan(tmp_path, CHOSEN_CLASS.format(step="self.drafts"))[:2] == ([], [])
+    lines, reasons, _ = _scan(tmp_path, CHOSEN_CLASS.format(step="self.drafts - 1"))
+    assert lines == [14] and reasons == []

@@ -14,6 +14,7 @@ from idxcheck.interp.stores import KeyedStores, Refills
 from idxcheck.interp.values import (
     BoolV,
     BufferV,
+    ClassRefV,
     DictV,
     IntV,
     LayoutV,
@@ -123,11 +124,25 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
                 target, expression = stmt.targets[0].target, stmt.value
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
                 target, expression = stmt.target, stmt.value
+            elif isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name):
+                chosen = _declared_class(stmt.annotation.annotation)
+                if chosen is not None:
+                    found.setdefault(stmt.target.value, chosen)
+                continue
             else:
                 continue
             if not isinstance(target, cst.Name):
                 continue
             literal = _literal(expression)
+            if (
+                literal is None
+                and isinstance(expression, cst.Name)
+                and expression.value[:1].isupper()
+            ):
+                # A class the body names (`metadata_cls = Mamba2Metadata`): called, it builds
+                # that class (its fields by position where the tree declares it a dataclass,
+                # else its keywords alone).
+                literal = ClassRefV(expression.value)
             member = ctx.profile.member_widths.get(target.value)
             if (
                 literal is None
@@ -145,6 +160,20 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
             else:
                 found.pop(target.value, None)  # not a literal: not known, a base's value neither
     return found
+
+
+def _declared_class(annotation: cst.BaseExpression) -> ClassRefV | None:
+    """`metadata_cls: type[M]` declared without a value: a class each subclass chooses. Called
+    in the class that declares it, it builds an object of that class from its keywords (the
+    positional arguments, whose fields the subclass's class decides, are not mapped)."""
+    if not (isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name)):
+        return None
+    if annotation.value.value not in ("type", "Type") or len(annotation.slice) != 1:
+        return None
+    element = annotation.slice[0].slice
+    if isinstance(element, cst.Index) and isinstance(element.value, cst.Name):
+        return ClassRefV(element.value.value)
+    return None
 
 
 def _literal(node: cst.BaseExpression) -> Value | None:

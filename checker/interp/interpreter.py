@@ -160,6 +160,10 @@ BUILTINS = frozenset(
 )
 
 
+# Methods of an elementwise comparison (a mask tensor) that count its true entries.
+MASK_COUNTS = frozenset({"sum", "count_nonzero"})
+
+
 class ClassInterpreter:
     """Interprets the methods of one class."""
 
@@ -1794,6 +1798,11 @@ class ClassInterpreter:
             return UnknownV(f"method `{name}` of `{receiver.cls}` is not modelled")
         if isinstance(receiver, UnknownV):
             return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}`: {receiver.reason}")
+        if isinstance(receiver, BoolV) and name in MASK_COUNTS and not args and not kwargs:
+            # A comparison that has `.sum()` is elementwise (a Python bool has no such method):
+            # how many entries of a mask hold is the batch's, a runtime count like
+            # `forward_batch.batch_size`, whatever the entries are.
+            return RuntimeV(f"{short_text(frame.fn.code(node.func))}()")
         return UnknownV(f"call to `{short_text(frame.fn.code(node.func))}` is not modelled")
 
     def padded_count(
