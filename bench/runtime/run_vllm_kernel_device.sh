@@ -32,14 +32,14 @@ PY
 
 LOG="$OUT/vllm_kernel.log"
 echo "== $REPORT: vLLM's unified_attention ($KERNEL), CUDA graphs" | tee "$LOG"
-timeout 180 python3 -m idxcheck confirm "$REPORT" --device cuda --kernel "$KERNEL:unified_attention" \
+timeout 150 python3 -m idxcheck confirm "$REPORT" --device cuda --kernel "$KERNEL:unified_attention" \
   --kernel-adapter vllm -o "$OUT/vllm_kernel_confirmed.json" 2>&1 | tee -a "$LOG"
 summary "$OUT/vllm_kernel_confirmed.json" 2>&1 | tee -a "$LOG"
 python3 -c 'import json, sys; fs = json.load(open(sys.argv[1]))["findings"]; print("convention:", fs[0]["confirmation"].get("convention"))' \
   "$OUT/vllm_kernel_confirmed.json" 2>&1 | tee -a "$LOG"
 
 echo "== the same report, idxcheck's extend kernel, CUDA graphs" | tee -a "$LOG"
-timeout 120 python3 -m idxcheck confirm "$REPORT" --device cuda -o "$OUT/vllm_ours_confirmed.json" \
+timeout 90 python3 -m idxcheck confirm "$REPORT" --device cuda -o "$OUT/vllm_ours_confirmed.json" \
   2>&1 | tee -a "$LOG"
 summary "$OUT/vllm_ours_confirmed.json" 2>&1 | tee -a "$LOG"
 
@@ -54,15 +54,15 @@ doc["findings"] = [
 ]
 json.dump(doc, open(sys.argv[2], "w"))
 PY
-timeout 120 python3 -m idxcheck confirm "$OUT/vllm_fixed.json" --device cuda \
+timeout 90 python3 -m idxcheck confirm "$OUT/vllm_fixed.json" --device cuda \
   --kernel "$KERNEL:unified_attention" --kernel-adapter vllm 2>&1 | tee -a "$LOG"
 summary "$OUT/vllm_fixed.json" 2>&1 | tee -a "$LOG"
 
 echo "== the report on this host's Triton interpreter, vLLM's kernel" | tee -a "$LOG"
-timeout 120 python3 -m idxcheck confirm "$REPORT" --device cpu --kernel "$KERNEL:unified_attention" \
+timeout 90 python3 -m idxcheck confirm "$REPORT" --device cpu --kernel "$KERNEL:unified_attention" \
   --kernel-adapter vllm -o "$OUT/vllm_kernel_cpu.json" 2>&1 | tail -3 | tee -a "$LOG"
 summary "$OUT/vllm_kernel_cpu.json" 2>&1 | tee -a "$LOG"
 
 echo "== GPU tests of vLLM's kernel" | tee -a "$LOG"
-IDXCHECK_VLLM_KERNEL="$KERNEL" timeout 180 python3 -m pytest -m gpu tests/runtime/test_gpu.py -k vllm \
+IDXCHECK_VLLM_KERNEL="$KERNEL" timeout 150 python3 -m pytest -m gpu tests/runtime/test_gpu.py -k vllm \
   -q -rs -p no:cacheprovider 2>&1 | tail -5 | tee -a "$LOG"
