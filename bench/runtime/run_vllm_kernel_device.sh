@@ -10,6 +10,7 @@
 # REPORT is `idxcheck scan --format json` of the release's builders (see run_vllm_device.sh);
 # KERNEL_FILE is the release's vllm/v1/attention/ops/triton_unified_attention.py, carried with
 # its sibling triton_attention_helpers.py (e.g. copied under the ignored .carry/; never committed).
+# The last step runs all GPU tests of tests/runtime with IDXCHECK_VLLM_KERNEL set.
 set -u
 OUT=${OUT:-device-out}
 mkdir -p "$OUT"
@@ -63,6 +64,6 @@ timeout 90 python3 -m idxcheck confirm "$REPORT" --device cpu --kernel "$KERNEL:
   --kernel-adapter vllm -o "$OUT/vllm_kernel_cpu.json" 2>&1 | tail -3 | tee -a "$LOG"
 summary "$OUT/vllm_kernel_cpu.json" 2>&1 | tee -a "$LOG"
 
-echo "== GPU tests of vLLM's kernel" | tee -a "$LOG"
-IDXCHECK_VLLM_KERNEL="$KERNEL" timeout 150 python3 -m pytest -m gpu tests/runtime/test_gpu.py -k vllm \
-  -q -rs -p no:cacheprovider 2>&1 | tail -5 | tee -a "$LOG"
+echo "== GPU tests of the runtime companion, vLLM's kernel among them" | tee -a "$LOG"
+IDXCHECK_VLLM_KERNEL="$KERNEL" timeout 150 python3 -m pytest -m gpu tests/runtime -q -rs \
+  -p no:cacheprovider 2>&1 | tail -6 | tee -a "$LOG"
