@@ -16,6 +16,9 @@ The contract (SGLang's Triton extend kernel and ours share it):
 
 The runtime (the CUDA-graph runner) lays out ``W`` query tokens per request: row ``r`` truly
 belongs to request ``r // W`` at position ``r % W``.
+
+vLLM's ``unified_attention`` follows another contract (every query row computed, queries aligned
+with the end of the sequence): :func:`predict_rows_end_aligned`.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from idxcheck.cli.main import EXIT_CLEAN, EXIT_FINDINGS, echo, main, progress_ba
 @click.option(
     "--kernel",
     metavar="MODULE:FUNCTION",
-    help="Replay with this kernel instead of ours. MODULE (a module name, or a .py file: one in "
-    "a vLLM source tree runs with stand-ins for the rest of vLLM) is imported and FUNCTION run: "
-    "name only code you trust.",
+    help="Replay with this kernel instead of ours. MODULE is imported and FUNCTION run: name "
+    "only code you trust. MODULE may be a .py file; one in a vLLM source tree runs with "
+    "stand-ins for the rest of vLLM.",
 )
 @click.option(
     "--kernel-adapter",

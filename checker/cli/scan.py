@@ -168,9 +168,9 @@ from idxcheck.cli.main import (
 @click.option(
     "--kernel",
     metavar="MODULE:FUNCTION",
-    help="With --confirm: replay with this kernel instead of ours. MODULE (a module name, or a "
-    ".py file: one in a vLLM source tree runs with stand-ins for the rest of vLLM) is imported "
-    "and FUNCTION run (the scanned code never is): name only code you trust.",
+    help="With --confirm: replay with this kernel instead of ours. MODULE is imported and "
+    "FUNCTION run (the scanned code never is): name only code you trust. MODULE may be a .py "
+    "file; one in a vLLM source tree runs with stand-ins for the rest of vLLM.",
 )
 @click.option(
     "--kernel-adapter",
