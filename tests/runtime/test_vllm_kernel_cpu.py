@@ -288,3 +288,46 @@ def test_the_kernel_file_spec_is_split_at_its_last_colon(tmp_path: Path) -> None
     adapter = load_user_kernel(f"{folder / 'mine.py'}:fn", interpret=True)
     assert adapter.name.endswith("mine.py:fn")
     assert adapter.block_m(128, 128, 64) == 64  # the idxcheck convention, guessed
+
+
+def test_an_emitted_test_for_vllms_convention_pins_rows_without_a_probe(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from idxcheck.runtime_kernels.confirm import confirm_findings
+
+    finding = {
+        "code": "IDX001",
+        "verdict": "REFUTED",
+        "mode": "UNIFORM_DECODE",
+        "path": "v1/attention/backends/mla/rocm_aiter_mla.py",
+        "line": 1,
+        "replay": {"mode": "UNIFORM_DECODE", "bs": 2, "tokens_per_req": 2, "qo_stride": 1},
+    }
+    out_dir = tmp_path / "emitted"
+    out = confirm_findings(
+        {"findings": [finding]},
+        kernel=REFERENCE,
+        kernel_adapter="vllm",
+        device="cpu",
+        emit_test_dir=str(out_dir),
+    )
+    assert out["findings"][0]["confirmation"]["status"] == "confirmed"
+    (path,) = out_dir.glob("test_*.py")
+    text = path.read_text()
+    unwritten, wrong, _ = _predicted(AITER_CASE)
+    assert f"EXPECTED_UNWRITTEN = {unwritten!r}" in text
+    assert f"EXPECTED_WRONG = {wrong!r}" in text
+    assert "test_probe_matches_contract" not in text and "predict_rows" not in text
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env.pop("TRITON_INTERPRET", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=out_dir,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
