@@ -12,8 +12,9 @@ Modules, in the order a confirmation uses them:
   judge), ``replay``/``replay_many``;
 * ``extend_attention``: our extend-attention Triton kernel (SGLang's indexing contract);
 * ``probe``: the coverage probe (which (request, position) each row was computed as);
-* ``adapters``: how a replay calls a kernel: ours, SGLang's ``extend_attention_fwd``, or a user's
-  ``module:function``;
+* ``adapters``: how a replay calls a kernel: ours, SGLang's ``extend_attention_fwd``, vLLM's
+  ``unified_attention``, or a user's ``module:function`` (or ``file.py:function``);
+* ``vllm_standin``: importing a kernel file of a vLLM source tree without installing vLLM;
 * ``emit_test``: standalone regression tests for confirmed findings (``--emit-test DIR``);
 * ``_jit`` and ``worker``: keeping triton in the right mode (compiled vs interpreted), in this
   process or a subprocess.

@@ -18,8 +18,10 @@ after :func:`ensure_mode` said yes.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 
 _ENV = "TRITON_INTERPRET"
@@ -73,7 +75,29 @@ class KernelModeError(RuntimeError):
 
 def import_user_module(name: str, *, interpret: bool) -> ModuleType:
     """Import ``name`` (only because the user asked) and check its kernels' mode."""
-    module = importlib.import_module(name)
+    return _checked(importlib.import_module(name), name, interpret=interpret)
+
+
+def import_user_file(path: Path, *, interpret: bool) -> ModuleType:
+    """Import the Python file at ``path`` (only because the user asked) and check its kernels'
+    mode. A file under a folder named ``vllm`` (a vLLM source tree) is imported under its dotted
+    name with stand-ins for the parts of vLLM it needs (``vllm_standin.py``); any other file as a
+    module named after it."""
+    from .vllm_standin import PACKAGE, load_kernel_file
+
+    if PACKAGE in path.resolve().parts[:-1]:
+        return _checked(load_kernel_file(path), str(path), interpret=interpret)
+    if not path.is_file():
+        raise FileNotFoundError(f"no kernel file at {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return _checked(module, str(path), interpret=interpret)
+
+
+def _checked(module: ModuleType, name: str, *, interpret: bool) -> ModuleType:
     modes = {is_interpreted(v) for v in vars(module).values()} - {None}
     if modes and modes != {interpret}:
         want = "interpreted (TRITON_INTERPRET=1)" if interpret else "compiled"

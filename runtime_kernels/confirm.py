@@ -290,9 +290,19 @@ OWN_CONVENTION = (
 )
 
 
+# What the vLLM convention feeds vLLM's `unified_attention` (adapters.VllmConvention).
+VLLM_CONVENTION = (
+    "vLLM's `unified_attention` convention: `cu_seqlens_q` = the backend's `qo_indptr`, "
+    "`seqused_k` = prefix + the runner's tokens per request, KV in a paged cache (block size 16) "
+    "written from the runner's layout, causal mask aligned to each sequence's end"
+)
+
+
 def _convention(kernel: str | None, adapter: str | None) -> str:
     if kernel is None:
         return OWN_CONVENTION
+    if adapter == "vllm":
+        return f"`{kernel}` called in {VLLM_CONVENTION} (adapters.py)"
     return f"`{kernel}` called in the {adapter or 'guessed'} convention (adapters.py)"
 
 
@@ -337,8 +347,8 @@ def confirm_findings(
     """Return a copy of ``doc`` whose replayable findings carry a ``confirmation``.
 
     ``kernel``: None replays with our kernel; ``"module:function"`` imports that function (only
-    then) and calls it through the ``kernel_adapter`` convention (``"sglang"`` or ``"idxcheck"``,
-    guessed from its parameters when None; see ``adapters.py``). ``device``: ``auto`` (a CUDA GPU
+    then) and calls it through the ``kernel_adapter`` convention (``"sglang"``, ``"vllm"`` or
+    ``"idxcheck"``, guessed from its parameters when None; see ``adapters.py``). ``device``: ``auto`` (a CUDA GPU
     if usable, else the CPU interpreter), ``cpu`` or ``cuda[:N]``. ``emit_test_dir``: write a
     standalone pytest file per confirmed finding there (``emit_test.py``). ``probe``: also run the
     coverage probe (exact map of what each row was computed as). ``dtype``: override the replay

@@ -16,6 +16,9 @@ The contract (SGLang's Triton extend kernel and ours share it):
 
 The runtime (the CUDA-graph runner) lays out ``W`` query tokens per request: row ``r`` truly
 belongs to request ``r // W`` at position ``r % W``.
+
+vLLM's ``unified_attention`` follows another contract (every query row computed, queries aligned
+with the end of the sequence): :func:`predict_rows_end_aligned`.
 """
 
 from __future__ import annotations
@@ -138,3 +141,34 @@ def predict_rows(
             elif row >= buffer_rows or row < 0:
                 stray += 1
     return RowMap(tokens_per_req=tokens_per_req, computed_as=tuple(computed), stray_rows=stray)
+
+
+def predict_rows_end_aligned(
+    *, bs: int, capture_bs: int, tokens_per_req: int, qo_indptr: list[int]
+) -> RowMap:
+    """Predict the rows of a kernel with vLLM's ``unified_attention`` contract after a replay.
+
+    That kernel launches enough programs for every query token (its grid comes from the number of
+    query rows, not from ``max_seqlen_q``), so request ``i`` writes all its rows ``qo_indptr[i] ..
+    qo_indptr[i + 1] - 1``. It aligns a request's ``n`` queries with the end of its sequence: query
+    ``p`` sees the keys up to ``seqused_k - n + p``, and ``seqused_k`` is the runner's (prefix +
+    ``W``). So row ``qo_indptr[i] + p`` is computed as request ``i``, position ``W - n + p`` of its
+    new tokens, with its own query row's data; it is right only when that is the row's place in
+    the runner's layout.
+    """
+    if len(qo_indptr) != capture_bs + 1:
+        raise ValueError(f"qo_indptr needs capture_bs + 1 = {capture_bs + 1} entries")
+    w = tokens_per_req
+    real_rows, buffer_rows = bs * w, capture_bs * w
+    computed: list[tuple[int, int] | None] = [None] * real_rows
+    stray = 0
+    for req in range(capture_bs):
+        start, end = qo_indptr[req], qo_indptr[req + 1]
+        n = end - start
+        for pos in range(max(n, 0)):
+            row = start + pos
+            if 0 <= row < real_rows:
+                computed[row] = (req, w - n + pos)
+            elif row >= buffer_rows or row < 0:
+                stray += 1
+    return RowMap(tokens_per_req=w, computed_as=tuple(computed), stray_rows=stray)

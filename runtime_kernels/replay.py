@@ -491,7 +491,7 @@ class ReplaySession:
         self, wanted_block_m: int, probe: bool, on_cpu: bool
     ) -> list[Callable[[], None]]:
         """The kernel's launch, and the coverage probe's where asked."""
-        from .adapters import KernelArgs
+        from .adapters import KernelArgs, follows_extend_contract
         from .probe import prepare_probe
 
         case = self.case
@@ -509,10 +509,12 @@ class ReplaySession:
             sm_scale=self.sm_scale,
             block_m=wanted_block_m,
             interpret=on_cpu,
+            tokens_per_req=case.tokens_per_req,
         )
         launches: list[Callable[[], None]] = [self.adapter.prepare(args)]
-        self.with_probe = probe
-        if probe:
+        # The probe models the extend kernels' contract; another kernel's rows it would misstate.
+        self.with_probe = probe and follows_extend_contract(self.adapter)
+        if self.with_probe:
             launches.append(
                 prepare_probe(
                     self.qo_indptr,

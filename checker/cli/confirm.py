@@ -24,11 +24,12 @@ from idxcheck.cli.main import EXIT_CLEAN, EXIT_FINDINGS, echo, main, progress_ba
     "--kernel",
     metavar="MODULE:FUNCTION",
     help="Replay with this kernel instead of ours. MODULE is imported and FUNCTION run: name "
-    "only code you trust.",
+    "only code you trust. MODULE may be a .py file; one in a vLLM source tree runs with "
+    "stand-ins for the rest of vLLM.",
 )
 @click.option(
     "--kernel-adapter",
-    type=click.Choice(["sglang", "idxcheck"]),
+    type=click.Choice(["sglang", "idxcheck", "vllm"]),
     default=None,
     help="The kernel's calling convention (guessed when omitted).",
 )

@@ -169,11 +169,12 @@ from idxcheck.cli.main import (
     "--kernel",
     metavar="MODULE:FUNCTION",
     help="With --confirm: replay with this kernel instead of ours. MODULE is imported and "
-    "FUNCTION run (the scanned code never is): name only code you trust.",
+    "FUNCTION run (the scanned code never is): name only code you trust. MODULE may be a .py "
+    "file; one in a vLLM source tree runs with stand-ins for the rest of vLLM.",
 )
 @click.option(
     "--kernel-adapter",
-    type=click.Choice(["sglang", "idxcheck"]),
+    type=click.Choice(["sglang", "idxcheck", "vllm"]),
     default=None,
     help="With --kernel: its calling convention (guessed when omitted).",
 )

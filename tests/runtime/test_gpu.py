@@ -4,7 +4,8 @@ Run them in a process of their own (``pytest -m gpu tests/runtime``): once a CPU
 process's triton in interpreter mode, compiled kernels are unavailable and these tests skip.
 
 Set ``IDXCHECK_SGLANG_PATH`` to a folder holding SGLang's ``triton_ops/extend_attention.py`` (and
-what it imports, or stubs) to compare with SGLang's own kernel.
+what it imports, or stubs) to compare with SGLang's own kernel, and ``IDXCHECK_VLLM_KERNEL`` to a
+vLLM tree's ``vllm/v1/attention/ops/triton_unified_attention.py`` to replay on vLLM's own kernel.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 
 import pytest
 
-from idxcheck.runtime_kernels.layout import predict_rows, uniform_indptr
+from idxcheck.runtime_kernels.layout import predict_rows, predict_rows_end_aligned, uniform_indptr
 from idxcheck.runtime_kernels.replay import ReplayCase, ReplayResult
 
 pytestmark = pytest.mark.gpu
@@ -162,3 +163,44 @@ def test_sglang_kernel_agrees_with_ours(
     assert theirs.unwritten_rows == ours.unwritten_rows
     assert theirs.wrong_rows == ours.wrong_rows
     _check_against_contract(theirs)
+
+
+@pytest.fixture
+def vllm_kernel() -> str:
+    path = os.environ.get("IDXCHECK_VLLM_KERNEL")
+    if not path or not os.path.isfile(path):
+        pytest.skip("set IDXCHECK_VLLM_KERNEL to replay on vLLM's unified_attention")
+    return f"{path}:unified_attention"
+
+
+# vLLM 0.26.0's ROCm AITER MLA eager decode (stride 1, W = 1 + k), a padded capture of the same
+# bug, and the fixed layouts.
+VLLM_CASES = [
+    pytest.param(ReplayCase(bs=2, tokens_per_req=2, qo_stride=1, max_len=2), id="aiter-k1"),
+    pytest.param(
+        ReplayCase(bs=3, capture_bs=8, tokens_per_req=4, qo_stride=1, max_len=4, num_heads=8),
+        id="aiter-k3-padded",
+    ),
+    pytest.param(ReplayCase(bs=2, tokens_per_req=2, qo_stride=2, max_len=2), id="fixed-k1"),
+    pytest.param(
+        ReplayCase(bs=3, capture_bs=8, tokens_per_req=4, qo_stride=4, max_len=4, num_heads=8),
+        id="fixed-k3-padded",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", VLLM_CASES)
+def test_vllm_kernel_under_a_real_cuda_graph(gpu: str, vllm_kernel: str, case: ReplayCase) -> None:
+    from idxcheck.runtime_kernels.replay import replay
+
+    result = replay(case, device=gpu, kernel=vllm_kernel, convention="vllm")
+    predicted = predict_rows_end_aligned(
+        bs=case.bs,
+        capture_bs=case.padded_bs,
+        tokens_per_req=case.tokens_per_req,
+        qo_indptr=uniform_indptr(case.padded_bs, case.qo_stride),
+    )
+    assert result.dtype == "bfloat16"
+    assert result.unwritten_rows == predicted.unwritten
+    assert result.wrong_rows == predicted.wrong
+    assert result.reproduced == (case.qo_stride != case.tokens_per_req)
