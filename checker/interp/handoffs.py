@@ -1,0 +1,163 @@
+"""Buffers against the tensors allocated per batch for the same writes.
+
+A buffer preallocated for the largest captured batch (sized from `max_bs`, `max_num_tokens`)
+and handed whole to a writer (a Triton kernel, a function of the tree, `.copy_` of a value)
+must hold what the same writer is handed where the backend allocates a tensor per batch (the
+eager path's `torch.empty((bs * topk, k))`): that allocation says how many entries the writes
+need, for every batch size up to the largest. Each such pair becomes a binding of the buffer
+role whose value is the per-batch allocation's size and whose bound is the buffer's, both
+allocations kept as the places a finding shows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from idxcheck.interp.choices import iter_choice
+from idxcheck.interp.state import Binding, Handoff
+from idxcheck.interp.values import BufferV, IntV
+from idxcheck.model.kinds import BindingKind, Role
+from idxcheck.model.spans import Loc
+from idxcheck.sym.terms import (
+    Atom,
+    Const,
+    Formula,
+    Not,
+    RuntimeInt,
+    Term,
+    Unknown,
+    binop,
+    conj,
+    conjuncts,
+    disj,
+    symbols_of,
+    term_leaves,
+    untag,
+)
+
+# The symbols a buffer sized for the largest captured batch is sized from.
+SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
+BATCH_SYMBOL = "bs"
+
+
+def entries(shape: tuple[Term, ...]) -> Term:
+    """How many entries an allocation of `shape` holds, provenance left out (a finding points
+    at the place the buffer is handed, not into either allocation's expression)."""
+    total: Term = Const(1)
+    for dim in shape:
+        total = binop("*", total, untag(dim))
+    return total
+
+
+def preallocated(buffer: BufferV) -> bool:
+    """Sized from the largest captured batch."""
+    return buffer.shape is not None and bool(symbols_of(entries(buffer.shape)) & SIZE_SYMBOLS)
+
+
+def per_batch(buffer: BufferV) -> bool:
+    """Allocated for the batch at hand: sized from the batch size (and not from the largest
+    batch), or of a size the interpreter does not model (which may be either)."""
+    if buffer.shape is None:
+        return False
+    total = entries(buffer.shape)
+    symbols = symbols_of(total)
+    if symbols & SIZE_SYMBOLS:
+        return False
+    unmodelled = any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(total))
+    return BATCH_SYMBOL in symbols or unmodelled
+
+
+def handoff_bindings(handoffs: Sequence[Handoff], capture_flag: str) -> list[Binding]:
+    """One binding per preallocated buffer handed to a writer and per-batch allocation handed
+    to the same writer at the same parameter, on the paths (without the capture flag, which
+    tells the two phases apart) where both are handed over."""
+    by_slot: dict[tuple[str, str], list[Handoff]] = {}
+    for handoff in handoffs:
+        by_slot.setdefault((handoff.writer, handoff.slot), []).append(handoff)
+    found: dict[tuple[int, int], tuple[Handoff, BufferV, Handoff, BufferV, list[Formula]]] = {}
+    for group in by_slot.values():
+        buffers = [
+            (handoff, pc, alt)
+            for handoff in group
+            for pc, alt in iter_choice(handoff.value, handoff.pc)
+            if isinstance(alt, BufferV) and alt.loc is not None
+        ]
+        graph = [b for b in buffers if preallocated(b[2])]
+        eager = [b for b in buffers if per_batch(b[2])]
+        for g_handoff, g_pc, g_buffer in graph:
+            for e_handoff, e_pc, e_buffer in eager:
+                if e_buffer.loc is g_buffer.loc:
+                    continue
+                assert e_buffer.loc is not None
+                key = (id(g_handoff.loc), id(e_buffer.loc))
+                pc = conj(_without_flag(g_pc, capture_flag), _without_flag(e_pc, capture_flag))
+                if key in found:
+                    found[key][4].append(pc)
+                else:
+                    found[key] = (g_handoff, g_buffer, e_handoff, e_buffer, [pc])
+    return [_binding(*item) for item in found.values()]
+
+
+def _binding(
+    graph: Handoff,
+    buffer: BufferV,
+    eager: Handoff,
+    allocation: BufferV,
+    pcs: list[Formula],
+) -> Binding:
+    assert buffer.shape is not None and allocation.shape is not None
+    assert buffer.loc is not None and allocation.loc is not None
+    where = f"{_slot_text(eager.slot)} of {_writer_text(eager.writer)}"
+    related: list[tuple[str, str, Loc]] = [
+        (
+            "allocation",
+            f"preallocated for the largest batch here: `{buffer.name}`",
+            buffer.loc,
+        ),
+        (
+            "allocation",
+            f"allocated per batch here for the same writes: `{allocation.name}`",
+            allocation.loc,
+        ),
+    ]
+    if eager.loc.span.line != allocation.loc.span.line:
+        related.append(("writer", f"handed to {where} here", eager.loc))
+    return Binding(
+        role=Role.BUFFER,
+        name=graph.text,
+        value=IntV(entries(allocation.shape)),
+        pc=disj(*pcs),
+        loc=graph.loc,
+        function=graph.function,
+        chain=graph.chain,
+        kind=BindingKind.HANDOFF,
+        target_upper=entries(buffer.shape),
+        destination=where,
+        related=tuple(related),
+    )
+
+
+def _writer_text(writer: str) -> str:
+    if writer.endswith("[]"):
+        return f"the launch of `{writer[:-2]}`"
+    return f"`{writer}`"
+
+
+def _slot_text(slot: str) -> str:
+    if slot.startswith("#"):
+        return f"argument {int(slot[1:]) + 1}"
+    return slot if slot == "receiver" else f"`{slot}`"
+
+
+def _without_flag(pc: Formula, flag: str) -> Formula:
+    """`pc` without the capture flag: a buffer handed over at capture and a tensor handed over
+    outside it are the two phases compared, not paths that exclude each other."""
+    if not flag:
+        return pc
+    return conj(
+        *(
+            part
+            for part in conjuncts(pc)
+            if not (isinstance(part, Atom) and part.key == flag)
+            and not (isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag)
+        )
+    )
