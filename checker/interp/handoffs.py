@@ -11,6 +11,7 @@ allocations kept as the places a finding shows."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from idxcheck.interp.choices import iter_choice
 from idxcheck.interp.state import Binding, Handoff
@@ -67,13 +68,15 @@ def per_batch(buffer: BufferV) -> bool:
 
 
 def handoff_bindings(handoffs: Sequence[Handoff], capture_flag: str) -> list[Binding]:
-    """One binding per preallocated buffer handed to a writer and per-batch allocation handed
-    to the same writer at the same parameter, on the paths (without the capture flag, which
-    tells the two phases apart) where both are handed over."""
+    """One binding per preallocated buffer and per-batch allocation handed to the same writer
+    at the same parameter, on the paths (without the capture flag, which tells the two phases
+    apart) where both are handed over. A pair handed to several writers (a function of the
+    tree and the kernel it launches) is one binding, at the outermost place the buffer is
+    handed over."""
     by_slot: dict[tuple[str, str], list[Handoff]] = {}
     for handoff in handoffs:
         by_slot.setdefault((handoff.writer, handoff.slot), []).append(handoff)
-    found: dict[tuple[int, int], tuple[Handoff, BufferV, Handoff, BufferV, list[Formula]]] = {}
+    found: dict[tuple[int, int], _Pair] = {}
     for group in by_slot.values():
         buffers = [
             (handoff, pc, alt)
@@ -87,23 +90,29 @@ def handoff_bindings(handoffs: Sequence[Handoff], capture_flag: str) -> list[Bin
             for e_handoff, e_pc, e_buffer in eager:
                 if e_buffer.loc is g_buffer.loc:
                     continue
-                assert e_buffer.loc is not None
-                key = (id(g_handoff.loc), id(e_buffer.loc))
+                key = (id(g_buffer.loc), id(e_buffer.loc))
                 pc = conj(_without_flag(g_pc, capture_flag), _without_flag(e_pc, capture_flag))
-                if key in found:
-                    found[key][4].append(pc)
-                else:
-                    found[key] = (g_handoff, g_buffer, e_handoff, e_buffer, [pc])
-    return [_binding(*item) for item in found.values()]
+                pair = found.get(key)
+                if pair is None:
+                    found[key] = _Pair(g_handoff, g_buffer, e_handoff, e_buffer, [pc])
+                    continue
+                pair.pcs.append(pc)
+                if len(g_handoff.chain) < len(pair.graph.chain):
+                    pair.graph, pair.eager = g_handoff, e_handoff
+    return [_binding(pair) for pair in found.values()]
 
 
-def _binding(
-    graph: Handoff,
-    buffer: BufferV,
-    eager: Handoff,
-    allocation: BufferV,
-    pcs: list[Formula],
-) -> Binding:
+@dataclass
+class _Pair:
+    graph: Handoff
+    buffer: BufferV
+    eager: Handoff
+    allocation: BufferV
+    pcs: list[Formula]
+
+
+def _binding(pair: _Pair) -> Binding:
+    graph, buffer, eager, allocation = pair.graph, pair.buffer, pair.eager, pair.allocation
     assert buffer.shape is not None and allocation.shape is not None
     assert buffer.loc is not None and allocation.loc is not None
     where = f"{_slot_text(eager.slot)} of {_writer_text(eager.writer)}"
@@ -119,13 +128,13 @@ def _binding(
             allocation.loc,
         ),
     ]
-    if eager.loc.span.line != allocation.loc.span.line:
+    if eager.loc is not graph.loc:
         related.append(("writer", f"handed to {where} here", eager.loc))
     return Binding(
         role=Role.BUFFER,
         name=graph.text,
         value=IntV(entries(allocation.shape)),
-        pc=disj(*pcs),
+        pc=disj(*pair.pcs),
         loc=graph.loc,
         function=graph.function,
         chain=graph.chain,
