@@ -64,7 +64,10 @@ class BufferTooSmall(Rule):
     code = "IDX005"
     name = "buffer-too-small"
     roles = frozenset({Role.BUFFER})
-    summary = "slice of a preallocated buffer past its allocation for some batch size"
+    summary = (
+        "preallocated buffer smaller than a slice of it, or than the per-batch allocation for "
+        "the same writes, for some batch size"
+    )
     message = MESSAGE
     mode_independent = True
 
