@@ -163,6 +163,19 @@ def test_a_constant_allocation_and_another_preallocation_are_not_compared() -> N
         assert [o for o in result.outcomes if o.code == "IDX005"] == []
 
 
+def test_a_buffer_the_class_keeps_is_no_per_batch_allocation() -> None:
+    # A pool kept from construction, of a size read from the runtime: a buffer of the class,
+    # not an allocation that says what one batch needs.
+    source = _backend(eager="self.pool").replace(
+        "        self.fanout = model_runner.server_args.speculative_eagle_topk\n",
+        "        self.fanout = model_runner.server_args.speculative_eagle_topk\n"
+        "        self.pool = torch.zeros((model_runner.req_to_token_pool.size, 16))\n",
+    )
+    assert "self.pool = torch.zeros" in source
+    result = _scan(source, Config(raise_on_unsupported=True))
+    assert [o for o in result.outcomes if o.code == "IDX005"] == []
+
+
 def test_common_factors_are_taken_away_but_unknown_ones_stay() -> None:
     bs, topk, k = Sym("bs"), Sym("speculative_eagle_topk"), Sym("page_size")
     need = binop("*", binop("*", bs, topk), k)

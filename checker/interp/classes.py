@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.interp.enums import enum_member
-from idxcheck.interp.handoffs import handoff_bindings
+from idxcheck.interp.handoffs import allocations_in, handoff_bindings
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
 from idxcheck.interp.stores import KeyedStores, Refills
@@ -234,7 +234,9 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         runner.run(fn, runner.entry_args(fn))
     facts.bindings = runner.bindings
     facts.accesses = runner.accesses
-    facts.handoffs = handoff_bindings(runner.handoffs, ctx.profile.capture_flag)
+    facts.handoffs = handoff_bindings(
+        runner.handoffs, ctx.profile.capture_flag, allocations_in(list(attrs.values()))
+    )
     facts.int_attrs = {
         name: strip(value.term) for name, value in attrs.items() if isinstance(value, IntV)
     }

@@ -10,12 +10,12 @@ allocations kept as the places a finding shows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from idxcheck.interp.choices import iter_choice
 from idxcheck.interp.state import Binding, Handoff
-from idxcheck.interp.values import BufferV, IntV
+from idxcheck.interp.values import BufferV, ChoiceV, DictV, IntV, ObjectV, TupleV, Value
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
 from idxcheck.sym.terms import (
@@ -54,10 +54,11 @@ def preallocated(buffer: BufferV) -> bool:
     return buffer.shape is not None and bool(symbols_of(entries(buffer.shape)) & SIZE_SYMBOLS)
 
 
-def per_batch(buffer: BufferV) -> bool:
-    """Allocated for the batch at hand: sized from the batch size (and not from the largest
-    batch), or of a size the interpreter does not model (which may be either)."""
-    if buffer.shape is None:
+def per_batch(buffer: BufferV, kept: Collection[Loc]) -> bool:
+    """Allocated for the batch at hand: not kept in an attribute of the class (`kept`: where
+    those were allocated), and sized from the batch size (not from the largest batch) or of
+    a size the interpreter does not model."""
+    if buffer.shape is None or buffer.loc in kept:
         return False
     total = entries(buffer.shape)
     symbols = symbols_of(total)
@@ -67,12 +68,15 @@ def per_batch(buffer: BufferV) -> bool:
     return BATCH_SYMBOL in symbols or unmodelled
 
 
-def handoff_bindings(handoffs: Sequence[Handoff], capture_flag: str) -> list[Binding]:
+def handoff_bindings(
+    handoffs: Sequence[Handoff], capture_flag: str, kept: Collection[Loc] = frozenset()
+) -> list[Binding]:
     """One binding per preallocated buffer and per-batch allocation handed to the same writer
     at the same parameter, on the paths (without the capture flag, which tells the two phases
-    apart) where both are handed over. A pair handed to several writers (a function of the
-    tree and the kernel it launches) is one binding, at the outermost place the buffer is
-    handed over."""
+    apart) where both are handed over (`kept`: where the buffers the class keeps in its
+    attributes were allocated, none of them a per-batch allocation). A pair handed to
+    several writers (a function of the tree and the kernel it launches) is one binding, at
+    the outermost place the buffer is handed over."""
     by_slot: dict[tuple[str, str], list[Handoff]] = {}
     for handoff in handoffs:
         by_slot.setdefault((handoff.writer, handoff.slot), []).append(handoff)
@@ -85,7 +89,7 @@ def handoff_bindings(handoffs: Sequence[Handoff], capture_flag: str) -> list[Bin
             if isinstance(alt, BufferV) and alt.loc is not None
         ]
         graph = [b for b in buffers if preallocated(b[2])]
-        eager = [b for b in buffers if per_batch(b[2])]
+        eager = [b for b in buffers if per_batch(b[2], kept)]
         for g_handoff, g_pc, g_buffer in graph:
             for e_handoff, e_pc, e_buffer in eager:
                 if e_buffer.loc is g_buffer.loc:
@@ -170,3 +174,23 @@ def _without_flag(pc: Formula, flag: str) -> Formula:
             and not (isinstance(part, Not) and isinstance(part.arg, Atom) and part.arg.key == flag)
         )
     )
+
+
+def allocations_in(values: Collection[Value]) -> frozenset[Loc]:
+    """Where the buffers among `values` (and in their tuples, dicts, objects, alternatives)
+    were allocated."""
+    found: set[Loc] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, BufferV) and value.loc is not None:
+            found.add(value.loc)
+        elif isinstance(value, ChoiceV):
+            pending.extend(alt for _, alt in value.alts)
+        elif isinstance(value, (DictV, ObjectV)):
+            pending.extend(
+                v for _, v in (value.items if isinstance(value, DictV) else value.fields)
+            )
+        elif isinstance(value, TupleV):
+            pending.extend(value.items)
+    return frozenset(found)
