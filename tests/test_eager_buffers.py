@@ -157,6 +157,14 @@ def test_an_allocation_of_a_size_not_modelled_is_unsupported() -> None:
     assert note.verdict == Verdict.UNSUPPORTED
 
 
+def test_a_kept_buffer_of_a_size_not_modelled_is_unsupported() -> None:
+    result = _scan(_backend(graph="torch.zeros(self.rows_for(max_bs))"))
+    assert result.findings == []
+    (note,) = [n for n in result.notes if n.code == "IDX005"]
+    assert note.verdict == Verdict.UNSUPPORTED
+    assert "rows_for" in note.reason
+
+
 def test_a_constant_allocation_and_another_preallocation_are_not_compared() -> None:
     for eager in ("torch.empty((4, 16))", "torch.empty((self.fanout, 16))"):
         result = _scan(_backend(eager=eager), Config(raise_on_unsupported=True))

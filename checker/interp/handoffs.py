@@ -49,9 +49,20 @@ def entries(shape: tuple[Term, ...]) -> Term:
     return total
 
 
-def preallocated(buffer: BufferV) -> bool:
-    """Sized from the largest captured batch."""
-    return buffer.shape is not None and bool(symbols_of(entries(buffer.shape)) & SIZE_SYMBOLS)
+def preallocated(buffer: BufferV, kept: Collection[Loc] = frozenset()) -> bool:
+    """Sized from the largest captured batch, or kept in an attribute of the class (`kept`:
+    where those were allocated) with a size the interpreter does not model (which may be
+    that)."""
+    if buffer.shape is None:
+        return False
+    total = entries(buffer.shape)
+    if symbols_of(total) & SIZE_SYMBOLS:
+        return True
+    return buffer.loc in kept and _unmodelled(total)
+
+
+def _unmodelled(total: Term) -> bool:
+    return any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(total))
 
 
 def per_batch(buffer: BufferV, kept: Collection[Loc]) -> bool:
@@ -64,8 +75,7 @@ def per_batch(buffer: BufferV, kept: Collection[Loc]) -> bool:
     symbols = symbols_of(total)
     if symbols & SIZE_SYMBOLS:
         return False
-    unmodelled = any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(total))
-    return BATCH_SYMBOL in symbols or unmodelled
+    return BATCH_SYMBOL in symbols or _unmodelled(total)
 
 
 def handoff_bindings(
@@ -88,7 +98,7 @@ def handoff_bindings(
             for pc, alt in iter_choice(handoff.value, handoff.pc)
             if isinstance(alt, BufferV) and alt.loc is not None
         ]
-        graph = [b for b in buffers if preallocated(b[2])]
+        graph = [b for b in buffers if preallocated(b[2], kept)]
         eager = [b for b in buffers if per_batch(b[2], kept)]
         for g_handoff, g_pc, g_buffer in graph:
             for e_handoff, e_pc, e_buffer in eager:
