@@ -10,7 +10,15 @@ from idxcheck.interp.values import IntV, Value
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.factors import without_common_factors
-from idxcheck.sym.terms import RuntimeInt, Term, cmp, substitute_width, symbols_of, term_leaves
+from idxcheck.sym.terms import (
+    RuntimeInt,
+    Term,
+    Unknown,
+    cmp,
+    substitute_width,
+    symbols_of,
+    term_leaves,
+)
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
@@ -158,7 +166,13 @@ class Backend:
         needed, held = without_common_factors(
             substitute_width(value.term, width), substitute_width(capacity, width)
         )
-        if any(isinstance(leaf, RuntimeInt) for leaf in (*term_leaves(needed), *term_leaves(held))):
+        leaves = (*term_leaves(needed), *term_leaves(held))
+        unknown = next((leaf for leaf in leaves if isinstance(leaf, Unknown)), None)
+        if unknown is not None:
+            # Said here, not left to the solver: an unknown absorbs the term it is part of, so
+            # the two sizes could be the same unknown and compare equal whatever they are.
+            return NoClaim(unknown.reason, unsupported=True)
+        if any(isinstance(leaf, RuntimeInt) for leaf in leaves):
             return NoClaim(
                 "the entries of a buffer handed to a writer, or of the tensor allocated per "
                 "batch for it, are sized from what the runtime passes in",

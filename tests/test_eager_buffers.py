@@ -157,6 +157,15 @@ def test_an_allocation_of_a_size_not_modelled_is_unsupported() -> None:
     assert note.verdict == Verdict.UNSUPPORTED
 
 
+def test_two_sizes_of_one_unknown_description_are_not_proved_equal() -> None:
+    # Both sizes are the same unknown to the solver (`self.width_of(...)` is not modelled),
+    # yet one is the largest batch's and the other one batch's.
+    result = _scan(
+        _backend(graph="torch.zeros(self.width_of(max_bs))", eager="torch.empty(self.width_of(bs))")
+    )
+    assert [o.verdict for o in result.outcomes if o.code == "IDX005"] == [Verdict.UNSUPPORTED]
+
+
 def test_a_kept_buffer_of_a_size_not_modelled_is_unsupported() -> None:
     result = _scan(_backend(graph="torch.zeros(self.rows_for(max_bs))"))
     assert result.findings == []
