@@ -166,6 +166,18 @@ def test_two_sizes_of_one_unknown_description_are_not_proved_equal() -> None:
     assert [o.verdict for o in result.outcomes if o.code == "IDX005"] == [Verdict.UNSUPPORTED]
 
 
+def test_a_size_not_modelled_is_per_batch_only_on_the_eager_path() -> None:
+    def elsewhere(eager: str) -> str:
+        source = _backend(eager=eager)
+        return source.replace("def init_forward_metadata(", "def prepare_batch(")
+
+    unknown = _scan(elsewhere("torch.empty((self.rows_for(bs), 16))"))
+    assert [o for o in unknown.outcomes if o.code == "IDX005"] == []
+    # Sized from the batch, it is an allocation per batch wherever it is made.
+    known = _scan(elsewhere("torch.empty((bs * self.fanout, 16))"))
+    assert [f.code for f in known.findings] == ["IDX005"]
+
+
 def test_a_kept_buffer_of_a_size_not_modelled_is_unsupported() -> None:
     result = _scan(_backend(graph="torch.zeros(self.rows_for(max_bs))"))
     assert result.findings == []

@@ -235,7 +235,10 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     facts.bindings = runner.bindings
     facts.accesses = runner.accesses
     facts.handoffs = handoff_bindings(
-        runner.handoffs, ctx.profile.capture_flag, allocations_in(list(attrs.values()))
+        runner.handoffs,
+        ctx.profile.capture_flag,
+        allocations_in(list(attrs.values())),
+        ctx.profile.eager_entries,
     )
     facts.int_attrs = {
         name: strip(value.term) for name, value in attrs.items() if isinstance(value, IntV)

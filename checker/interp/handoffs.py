@@ -65,28 +65,33 @@ def _unmodelled(total: Term) -> bool:
     return any(isinstance(leaf, (Unknown, RuntimeInt)) for leaf in term_leaves(total))
 
 
-def per_batch(buffer: BufferV, kept: Collection[Loc]) -> bool:
+def per_batch(buffer: BufferV, kept: Collection[Loc], eager: bool = False) -> bool:
     """Allocated for the batch at hand: not kept in an attribute of the class (`kept`: where
-    those were allocated), and sized from the batch size (not from the largest batch) or of
-    a size the interpreter does not model."""
+    those were allocated), and sized from the batch size (not from the largest batch) or, on
+    the eager path (`eager`: reached from an eager entry point), of a size the interpreter
+    does not model."""
     if buffer.shape is None or buffer.loc in kept:
         return False
     total = entries(buffer.shape)
     symbols = symbols_of(total)
     if symbols & SIZE_SYMBOLS:
         return False
-    return BATCH_SYMBOL in symbols or _unmodelled(total)
+    return BATCH_SYMBOL in symbols or (eager and _unmodelled(total))
 
 
 def handoff_bindings(
-    handoffs: Sequence[Handoff], capture_flag: str, kept: Collection[Loc] = frozenset()
+    handoffs: Sequence[Handoff],
+    capture_flag: str,
+    kept: Collection[Loc] = frozenset(),
+    eager_entries: Collection[str] = frozenset(),
 ) -> list[Binding]:
     """One binding per preallocated buffer and per-batch allocation handed to the same writer
     at the same parameter, on the paths (without the capture flag, which tells the two phases
     apart) where both are handed over (`kept`: where the buffers the class keeps in its
-    attributes were allocated, none of them a per-batch allocation). A pair handed to
-    several writers (a function of the tree and the kernel it launches) is one binding, at
-    the outermost place the buffer is handed over."""
+    attributes were allocated, none of them a per-batch allocation; `eager_entries`: the
+    entry points of the eager path, where an allocation of a size not modelled is one per
+    batch). A pair handed to several writers (a function of the tree and the kernel it
+    launches) is one binding, at the outermost place the buffer is handed over."""
     by_slot: dict[tuple[str, str], list[Handoff]] = {}
     for handoff in handoffs:
         by_slot.setdefault((handoff.writer, handoff.slot), []).append(handoff)
@@ -99,7 +104,11 @@ def handoff_bindings(
             if isinstance(alt, BufferV) and alt.loc is not None
         ]
         graph = [b for b in buffers if preallocated(b[2], kept)]
-        eager = [b for b in buffers if per_batch(b[2], kept)]
+        eager = [
+            b
+            for b in buffers
+            if per_batch(b[2], kept, b[0].chain[:1] != () and _entry(b[0]) in eager_entries)
+        ]
         for g_handoff, g_pc, g_buffer in graph:
             for e_handoff, e_pc, e_buffer in eager:
                 if e_buffer.loc is g_buffer.loc:
@@ -157,6 +166,10 @@ def _binding(pair: _Pair) -> Binding:
         destination=where,
         related=tuple(related),
     )
+
+
+def _entry(handoff: Handoff) -> str:
+    return handoff.chain[0].rsplit(".", 1)[-1]
 
 
 def _writer_text(writer: str) -> str:
