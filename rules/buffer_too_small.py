@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.interp.handoffs import SIZE_SYMBOLS
-from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.layouts import SIZE_SYMBOLS, Pairing
 from idxcheck.interp.values import IntV, Value
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.rules.base import Claim, NoClaim, Rule

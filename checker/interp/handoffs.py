@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from idxcheck.interp.choices import iter_choice
+from idxcheck.interp.layouts import SIZE_SYMBOLS
 from idxcheck.interp.state import Binding, Handoff
 from idxcheck.interp.values import BufferV, ChoiceV, DictV, IntV, ObjectV, TupleV, Value
 from idxcheck.model.kinds import BindingKind, Role
@@ -35,8 +36,6 @@ from idxcheck.sym.terms import (
     untag,
 )
 
-# The symbols a buffer sized for the largest captured batch is sized from.
-SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
 BATCH_SYMBOL = "bs"
 
 
