@@ -214,3 +214,34 @@ def test_common_factors_are_taken_away_but_unknown_ones_stay() -> None:
     kept = without_common_factors(binop("*", bs, unknown), binop("*", Sym("max_bs"), unknown))
     assert kept == (binop("*", bs, unknown), binop("*", Sym("max_bs"), unknown))
     assert without_common_factors(binop("*", Const(0), bs), binop("*", Const(0), bs))[0] != Const(1)
+
+
+COPIED = """import torch
+
+
+class CopyBackend:
+    def __init__(self, model_runner):
+        self.fanout = model_runner.server_args.speculative_eagle_topk
+
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.rows = torch.zeros((max_bs, 8))
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        self.rows.copy_(spec_info.draft_rows)
+
+    def init_forward_metadata(self, forward_batch):
+        spec_info = forward_batch.spec_info
+        rows = torch.empty((forward_batch.batch_size * self.fanout, 8))
+        rows.copy_(SOURCE)
+"""
+
+
+def test_a_copy_of_the_same_value_is_the_same_writer() -> None:
+    source = COPIED.replace("SOURCE", "spec_info.draft_rows")
+    result = _scan(source)
+    assert [(f.code, f.span.line) for f in result.findings] == [
+        ("IDX005", _line_of(source, "self.rows.copy_("))
+    ]
+    # A copy of another value writes other entries: nothing to compare.
+    other = _scan(COPIED.replace("SOURCE", "spec_info.other_rows"))
+    assert [o for o in other.outcomes if o.code == "IDX005"] == []
