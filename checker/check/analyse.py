@@ -229,7 +229,11 @@ def check_facts(
             outcomes.append(outcome)
             owners[id(outcome)] = class_facts
         groups = _groups(class_facts.bindings)
-        for binding in [*class_facts.bindings, *class_facts.access_bindings()]:
+        for binding in [
+            *class_facts.bindings,
+            *class_facts.access_bindings(),
+            *class_facts.handoffs,
+        ]:
             if binding.kind == BindingKind.ARGUMENT:
                 continue  # a partner of the grid scalars of its call only
             for item in checker.obligations(binding, groups):

@@ -377,6 +377,8 @@ class FindingBuilder:
             related.append(
                 Related("capture", f"`{ob.other.name}` built at capture here", ob.other.loc.span)
             )
+        for role, text, loc in ob.binding.related:
+            related.append(Related(role, text, loc.span))
         runner = self._runner(ob, parts.width_text)
         if runner is not None:
             related.append(runner)

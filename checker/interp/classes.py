@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.interp.enums import enum_member
+from idxcheck.interp.handoffs import allocations_in, handoff_bindings
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
 from idxcheck.interp.stores import KeyedStores, Refills
@@ -45,6 +46,8 @@ class ClassFacts:
     entries: list[str] = field(default_factory=list)
     bases: tuple[str, ...] = ()
     accesses: list[BufferAccess] = field(default_factory=list)
+    # Preallocated buffers against the per-batch allocations handed to the same writers.
+    handoffs: list[Binding] = field(default_factory=list)
     # The integer attributes `__init__` leaves (`self.num_draft_tokens`), by name: what a fix
     # may write the runtime's width as.
     int_attrs: dict[str, Term] = field(default_factory=dict)
@@ -260,6 +263,12 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         runner.run(fn, runner.entry_args(fn))
     facts.bindings = runner.bindings
     facts.accesses = runner.accesses
+    facts.handoffs = handoff_bindings(
+        runner.handoffs,
+        ctx.profile.capture_flag,
+        allocations_in(list(attrs.values())),
+        ctx.profile.eager_entries,
+    )
     facts.int_attrs = {
         name: strip(value.term) for name, value in attrs.items() if isinstance(value, IntV)
     }
@@ -340,6 +349,7 @@ def analyse_function(fn: FunctionSource, ctx: ScanContext) -> ClassFacts:
     interp = ClassInterpreter(ctx, {}, fn.name)
     interp.run(fn, interp.entry_args(fn))
     facts.bindings = interp.bindings
+    facts.handoffs = handoff_bindings(interp.handoffs, ctx.profile.capture_flag)
     facts.errors.extend(interp.errors)
     return facts
 

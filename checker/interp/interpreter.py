@@ -45,6 +45,7 @@ from idxcheck.interp.state import (
     BufferAccess,
     EvaluationLimit,
     Frame,
+    Handoff,
     ScanContext,
     State,
 )
@@ -198,6 +199,8 @@ class ClassInterpreter:
         self.stores = stores if stores is not None else KeyedStores()
         self.record_stores = stores is None
         self.accesses: list[BufferAccess] = []
+        # Tensors handed whole to writers (kernels, functions of the tree, `.copy_`).
+        self.handoffs: list[Handoff] = []
         self.errors: list[str] = []
         self._active: list[str] = []
         self.tree_calls: list[FunctionSource] = []  # functions of the tree being followed
@@ -1533,10 +1536,14 @@ class ClassInterpreter:
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
         dests = self._destinations(node, func)
+        writer = self._writer(node, func)
         for arg in node.args:
             value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
             if arg.star:
                 return self._unknown_call(node, func, frame, "a call with *args or **kwargs")
+            if writer is not None:
+                slot = f"{arg.keyword.value}=" if arg.keyword is not None else f"#{len(args)}"
+                self._hand_off(writer, slot, value, arg.value, state, frame)
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
                 dest = dests.keywords.get(arg.keyword.value)
@@ -1564,6 +1571,55 @@ class ClassInterpreter:
                             group=frame.fn.loc(node),
                         )
         return self.call(func, args, kwargs, node, state, frame)
+
+    def _writer(self, node: cst.Call, func: Value) -> str | None:
+        """What a call writes with, when the tensors it is handed are what it fills: a Triton
+        kernel's launch (`kernel[grid](...)`) or a function of the scanned tree (not a
+        builtin, nor one the profile or a library model gives the value of)."""
+        if not self.record:
+            return None
+        name = callee_name(node.func)[0]
+        if name is None:
+            return None
+        if isinstance(node.func, cst.Subscript):
+            return f"{name}[]"
+        if (
+            isinstance(func, FunctionRefV)
+            and func.name not in BUILTINS
+            and func.name not in self.profile.config_functions
+            and func.name not in self.profile.width_functions
+            and library.function_model(func.name) is None
+        ):
+            return name
+        return None
+
+    def _hand_off(
+        self,
+        writer: str,
+        slot: str,
+        value: Value,
+        node: cst.BaseExpression,
+        state: State,
+        frame: Frame,
+    ) -> None:
+        """Record a whole allocation (on some path) handed to `writer` at `slot`."""
+        if not any(
+            isinstance(alt, BufferV) and alt.shape is not None
+            for _, alt in iter_choice(value, state.pc)
+        ):
+            return
+        self.handoffs.append(
+            Handoff(
+                writer,
+                slot,
+                value,
+                short_text(frame.fn.code(node)),
+                frame.fn.loc(node),
+                state.pc,
+                frame.fn.qualname,
+                frame.chain,
+            )
+        )
 
     def _destinations(self, node: cst.Call, func: Value) -> CallDestinations:
         """The role-named parameters this call hands its arguments to."""
@@ -1760,6 +1816,11 @@ class ClassInterpreter:
                 return UnknownV(f"`{name}` is not a predicate of {self.ctx.modes.enum_name}")
             return BoolV(specialise_formula(formula, receiver.name))
         if name == "copy_" and isinstance(node.func, cst.Attribute):
+            if self.record and node.args:
+                source_text = short_text(frame.fn.code(node.args[0].value))
+                self._hand_off(
+                    f".copy_({source_text})", "receiver", receiver, node.func.value, state, frame
+                )
             target_name = _base_name(node.func.value)
             if target_name is not None:
                 self.refilled.add(target_name)

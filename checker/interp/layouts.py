@@ -11,6 +11,8 @@ from idxcheck.sym.render import render_term
 from idxcheck.sym.terms import Const, RuntimeInt, Term, Unknown, binop, term_leaves
 
 BATCH_SYMBOLS = ("bs", "max_bs")
+# The symbols a buffer preallocated for the largest captured batch is sized from.
+SIZE_SYMBOLS = frozenset({"max_bs", "max_num_tokens"})
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,9 @@ class Binding:
     # Where the value got its role when that is not the name it is bound to: the parameter,
     # field or keyword of a call it reaches (`cu_seqlens_q=` of `flash_attn_varlen_func`).
     destination: str | None = None
+    # Other places a finding of the binding shows, each with its role and what it is (the two
+    # allocations a buffer handed to a writer is compared by).
+    related: tuple[tuple[str, str, Loc], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,24 @@ class BufferAccess:
     capacity: Term
     end: Term  # offset + upper bound of the slice
     alloc: Loc | None
+    loc: Loc
+    pc: Formula
+    function: str
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A tensor handed to a writer: a Triton kernel's launch (`kernel[]`), a function of the
+    scanned tree (`fill_rows`), or the receiver of a `.copy_` of some value
+    (`.copy_(spec_info.rows)`), at one of its parameters (`#3`, `out=`, `receiver`). A buffer
+    preallocated for the largest batch and a tensor allocated per batch that reach the same
+    writer at the same parameter are compared by what they hold."""
+
+    writer: str
+    slot: str
+    value: Value
+    text: str  # the argument as written
     loc: Loc
     pc: Formula
     function: str

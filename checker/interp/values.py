@@ -109,6 +109,10 @@ class BufferV:
     # The storage it views: allocated with `capacity` entries, this view starting at `offset`.
     capacity: Term | None = None
     offset: Term | None = None
+    # Every dimension of the allocation while this value is the whole of it (not a view of a
+    # part): what a writer it is handed to may fill. A dimension not modelled is an `Unknown`
+    # (or runtime) term; None for a view, or a buffer not made by an allocation.
+    shape: tuple[Term, ...] | None = None
 
 
 @node

@@ -43,6 +43,9 @@ class BindingKind(StrEnum):
     # A value handed to a role-named parameter (of a helper of the class, a function or
     # kernel of the tree, a library entry of the profile): it has the parameter's role.
     PARAMETER = "parameter"
+    # A buffer preallocated for the largest batch handed to a writer that a tensor allocated
+    # per batch is handed to as well: it must hold as many entries.
+    HANDOFF = "handoff"
 
 
 class Severity(StrEnum):

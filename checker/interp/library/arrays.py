@@ -12,10 +12,11 @@ from idxcheck.interp.values import (
     IntV,
     LayoutV,
     RuntimeV,
+    TupleV,
     UnknownV,
     Value,
 )
-from idxcheck.sym.terms import Const
+from idxcheck.sym.terms import Const, Term
 
 
 def arange(call: Call) -> Value:
@@ -79,4 +80,16 @@ def allocate(call: Call) -> Value:
     length = first_dim(size)
     if call.short == "ones" and length is not None:
         return ConstVecV(Const(1), length)
-    return BufferV(call.text(), length, call.loc(), length, Const(0))
+    return BufferV(call.text(), length, call.loc(), length, Const(0), _shape(call, size))
+
+
+def _shape(call: Call, size: Value) -> tuple[Term, ...]:
+    """Each dimension of an allocation: `zeros((a, b))`, `zeros(a, b)`, `zeros(n)`; a
+    dimension the interpreter does not model is the term saying why."""
+    if isinstance(size, TupleV):
+        dims: list[Value] = list(size.items)
+    elif len(call.args) > 1 and call.name.startswith("torch."):
+        dims = list(call.args)  # torch's sizes as separate arguments (numpy's second is a dtype)
+    else:
+        dims = [size]
+    return tuple(call.interp.to_term(dim) for dim in dims) or (Const(1),)
