@@ -37,6 +37,9 @@ class SpeculativeAlgorithm(Enum):
             return window - 1
         return window
 
+    def plain_rows(self, window, on_draft):
+        return window
+
 """
 
 RUNNER = """
@@ -113,6 +116,15 @@ def test_another_condition_is_refuted() -> None:
         "model_runner.spec_algorithm.is_dflash() else span"
     )
     assert [code for _, code, _ in _scan(wrong)] == ["IDX001"]
+
+
+def test_a_method_that_returns_its_argument_is_no_predicate() -> None:
+    """`plain_rows` returns a parameter: read as a predicate it would be a condition, and the
+    runner's width would be lost (nothing to compare with); interpreted, it is the window."""
+    runner = RUNNER.replace(".rows(", ".plain_rows(")
+    text = "import torch\n" + ENUM + runner + BACKEND.replace("WIDTH", "span - 1")
+    result = scan_source(text, "span.py", STRICT)
+    assert [f.code for f in result.findings] == ["IDX001"]
 
 
 REGISTRY = """

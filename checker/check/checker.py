@@ -17,7 +17,12 @@ from idxcheck.check.obligations import (
     specialise_value,
 )
 from idxcheck.check.ports import VerdictStore
-from idxcheck.facts.algorithms import AlgorithmModel, exactly_one, mentions_algorithm
+from idxcheck.facts.algorithms import (
+    AlgorithmModel,
+    algorithm_atom,
+    exactly_one,
+    mentions_algorithm,
+)
 from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.modes import ModeModel
@@ -485,6 +490,10 @@ class Checker:
             found.append(exactly_one(algorithms.members, algorithms.setting))
         if self.draft_exclusion is not None:
             found.append(self.draft_exclusion)
+        for member, rows in self.profile.algorithm_domain.items():
+            if member in algorithms.members:
+                atom = algorithm_atom(member, algorithms.setting)
+                found.extend(disj(neg(atom), row.formula) for row in rows)
         return conj(*found)
 
     def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from idxcheck.facts.mode_model import TreeEnumOracle, enum_members
 from idxcheck.facts.modes import ModeModel, substitute_flags
 from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM, ScanContext
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import ClassSource, FunctionSource, SourceError, SourceFile
+from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import (
     Atom,
     BoolConst,
@@ -36,6 +37,11 @@ from idxcheck.sym.terms import (
     disj,
     formula_atoms,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")
 
 
 def algorithm_atom(member: str, setting: str) -> Atom:
@@ -115,6 +121,8 @@ class AlgorithmModel:
         self._load()
         if self._oracle is None:
             return None
+        if self._cls is None or not _flags_only(self._cls.methods.get(name)):
+            return None
         pred = self._oracle.predicate(name)
         if pred is None:
             return None
@@ -177,6 +185,24 @@ class AlgorithmModel:
         if self._cls is None or name.startswith("__"):
             return None
         return self._cls.methods.get(name)
+
+
+def _flags_only(fn: FunctionSource | None) -> bool:
+    """Whether a method may be a predicate: every parameter but `self` is a flag with a default
+    of True or False (`is_extend(include_v2=False)`). A method that takes a value (the width
+    hook's `num_draft_tokens`) is interpreted where it is called, not read as a formula."""
+    if fn is None:
+        return False
+    params = fn.node.params
+    if params.posonly_params or params.star_kwarg is not None:
+        return False
+    if isinstance(params.star_arg, cst.Param):
+        return False
+    rest = [*params.params[1:], *params.kwonly_params]
+    return all(
+        p.default is not None and getattr(p.default, "value", None) in ("True", "False")
+        for p in rest
+    )
 
 
 def exactly_one(members: tuple[str, ...], setting: str) -> Formula:

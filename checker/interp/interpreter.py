@@ -1464,6 +1464,15 @@ class ClassInterpreter:
         return None
 
     def _membership(self, left: Value, right: Value) -> Formula | None:
+        if isinstance(left, AlgorithmV) and isinstance(right, TupleV):
+            each = [
+                _algorithm_equal(left, v, self.ctx.algorithms)
+                if isinstance(v, AlgorithmV)
+                else None
+                for v in right.items
+            ]
+            found = [e for e in each if e is not None]
+            return disj(*found) if len(found) == len(each) else None
         if isinstance(left, CurrentModeV) and isinstance(right, TupleV):
             members = [v.name for v in right.items if isinstance(v, MemberV)]
             if len(members) == len(right.items):

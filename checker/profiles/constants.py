@@ -258,6 +258,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "Class methods of `ALGORITHM_ENUM` that parse a name into a member.",
     ),
     _c(
+        "ALGORITHM_DOMAIN",
+        "Member of `ALGORITHM_ENUM` -> ((constraint, why), ...): the domain where the server runs that algorithm.",
+    ),
+    _c(
         "DRAFT_BACKEND_FACTORY",
         "(the module-level list of attention backend names that a draft worker's factory accepts, read from the scanned tree; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
     ),

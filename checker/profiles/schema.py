@@ -206,6 +206,8 @@ class Profile:
     # (the tree's list of backend names a draft worker's factory accepts, the algorithms whose
     # draft workers it builds, names it builds besides); None: no such factory.
     draft_backend_factory: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
+    # Constraints that hold where the server runs an algorithm: member -> constraints.
+    algorithm_domain: dict[str, tuple[DomainConstraint, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
 
     def declares_algorithm_facts(self, text: str) -> bool:
@@ -383,6 +385,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         algorithm_parsers=tuple(getattr(module, "ALGORITHM_PARSERS", ())),
         worker_flags=tuple(getattr(module, "WORKER_FLAGS", ())),
         draft_backend_factory=_factory(getattr(module, "DRAFT_BACKEND_FACTORY", None)),
+        algorithm_domain={
+            member: tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in rows)
+            for member, rows in getattr(module, "ALGORITHM_DOMAIN", {}).items()
+        },
         width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
         width_holder=getattr(module, "WIDTH_HOLDER", ""),
         role_calls={

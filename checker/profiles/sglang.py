@@ -252,6 +252,18 @@ ALGORITHM_CONFIG_ATTRS = ("speculative_algorithm",)  # get_spec().speculative_al
 ALGORITHM_PARSERS = ("from_string",)
 # `model_runner.is_draft_worker`: the model runner that builds the backend and its graph runners.
 WORKER_FLAGS = ("is_draft_worker",)
+# What the server arguments force for an algorithm (0.5.23 `arg_groups/speculative_hook.py`,
+# `_handle_dflash` and `_handle_dspark`: "DSpark only supports speculative_eagle_topk == 1;
+# overriding ..."). Their window is the block size `speculative_num_draft_tokens`, which the
+# EAGLE rule of the domain above then ties to num_steps + 1 = 2: an under-approximation (a
+# DSpark counterexample shows a window of 2), never a configuration they cannot run.
+ALGORITHM_DOMAIN: dict[str, tuple[tuple[str, str], ...]] = {
+    member: (
+        ("speculative_eagle_topk == 1", f"{member} forces speculative_eagle_topk to 1"),
+        ("speculative_num_steps == 1", f"{member} forces speculative_num_steps to 1"),
+    )
+    for member in ("DFLASH", "DSPARK")
+}
 # The factory that builds the draft worker's attention backend for some algorithms: (the
 # module-level list of backend names it accepts, read from the tree; those algorithms; names it
 # builds besides). 0.5.23 `build_draft_tp_worker` (`speculative/draft_worker_common.py`, the
