@@ -98,6 +98,19 @@ def test_the_same_condition_on_both_sides_is_proved() -> None:
     assert _scan(parsed) == []
 
 
+def test_a_constructor_flag_is_the_same_worker() -> None:
+    """`is_draft_worker` handed to the backend's constructor is the worker of its runners."""
+    flagged = BACKEND.replace(
+        "(self, model_runner):", "(self, model_runner, is_draft_worker=False):"
+    )
+    width = "span - 1 if is_draft_worker and model_runner.spec_algorithm.is_dspark() else span"
+    text = "import torch\n" + ENUM + RUNNER + flagged.replace("WIDTH", width)
+    result = scan_source(text, "span.py", STRICT)
+    assert result.errors == []
+    assert result.findings == []
+    assert result.stats.proved > 0
+
+
 def test_exactly_one_algorithm_runs() -> None:
     """Not RELAY, DFLASH or NONE is DSPARK only because the server runs exactly one."""
     width = (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from idxcheck.facts.mode_model import TreeEnumOracle, enum_members
 from idxcheck.facts.modes import ModeModel, substitute_flags
-from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM, ScanContext
+from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM, WORKER_TEXT, ScanContext
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import ClassSource, FunctionSource, SourceError, SourceFile
 from idxcheck.source.lazy_import import lazy_module
@@ -162,7 +162,7 @@ class AlgorithmModel:
         members = [m for m in algorithms if m in self.members]
         if not members:
             return None
-        worker = Atom(WORKER_ATOM, "a draft worker runs the backend")
+        worker = Atom(WORKER_ATOM, WORKER_TEXT)
         return Not(conj(worker, disj(*(algorithm_atom(m, self.setting) for m in members))))
 
     def _list(self, name: str) -> set[str] | None:

@@ -43,6 +43,7 @@ from idxcheck.interp.state import (
     ALGORITHM_ATOM,
     RUNTIME_ATOM,
     WORKER_ATOM,
+    WORKER_TEXT,
     AlgorithmOracle,
     Binding,
     BufferAccess,
@@ -242,6 +243,9 @@ class ClassInterpreter:
             return IntV(Sym(symbol))
         if name in self.profile.config_object_names:
             return ConfigV(name)
+        if name in self.profile.worker_flags:
+            # A constructor flag (`is_draft_worker=...`): the worker that builds the backend.
+            return BoolV(Atom(WORKER_ATOM, WORKER_TEXT))
         return RuntimeV(name, None)
 
     def entry_param(self, name: str, fn: FunctionSource) -> Value:
@@ -1056,7 +1060,7 @@ class ClassInterpreter:
         if attr in self.profile.algorithm_attrs and self._algorithms() is not None:
             return AlgorithmV()  # the server's algorithm, whichever object holds it
         if attr in self.profile.worker_flags:
-            return BoolV(Atom(WORKER_ATOM, "a draft worker runs the backend"))
+            return BoolV(Atom(WORKER_ATOM, WORKER_TEXT))
         if attr in self.profile.config_object_attrs:
             return ConfigV(f"{base.path}.{attr}")
         if base.path == "forward_batch":

@@ -30,6 +30,7 @@ RUNTIME_ATOM = "rt:"
 # both mean the same in a runner and in a backend (`idxcheck.facts.algorithms`).
 ALGORITHM_ATOM = "algo:"
 WORKER_ATOM = "worker:draft"
+WORKER_TEXT = "a draft worker runs the backend"
 
 
 class ModeOracle(Protocol):
