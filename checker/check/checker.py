@@ -141,11 +141,19 @@ class Checker:
         target = ob.rule.kernel_grid(ob.binding.name, self.profile)
         if target is None or outcome.verdict != Verdict.REFUTED:
             return None
-        return kernel_verdict(ob, target[0], self.launchers, self.profile, self._check)
+        return kernel_verdict(ob, target[0], self.launchers, self.profile, self._kernel_check(ob))
 
     def kernel_of(self, ob: Obligation, launcher: str) -> KernelVerdict | None:
         """Kernel-aware severity of a refuted obligation against the launcher `launcher`."""
-        return kernel_verdict(ob, launcher, self.launchers, self.profile, self._check)
+        return kernel_verdict(ob, launcher, self.launchers, self.profile, self._kernel_check(ob))
+
+    def _kernel_check(self, ob: Obligation) -> Callable[[Formula, Formula], SolveResult]:
+        """`_check` with what is known of who runs the backend, as `decide` asks it."""
+
+        def check(assumptions: Formula, violation: Formula) -> SolveResult:
+            return self._check(self._who_runs(assumptions, ob.claim.holds), violation)
+
+        return check
 
     def forget_translations(self) -> None:
         """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
