@@ -11,6 +11,7 @@ from idxcheck.check.build import FindingBuilder
 from idxcheck.check.checker import Checker, Outcome
 from idxcheck.check.obligations import Obligation, Unclaimed
 from idxcheck.check.ports import VerdictStore
+from idxcheck.facts.algorithms import AlgorithmModel
 from idxcheck.facts.constraints import TreeConstraints
 from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.mode_model import is_mode_enum
@@ -60,10 +61,13 @@ class TreeFacts:
     functions: FunctionIndex | None = None
     # The tree's functions with a role-named parameter.
     signatures: SignatureIndex | None = None
+    # The speculative-algorithm enum of the tree (who runs the backend).
+    algorithms: AlgorithmModel | None = None
 
     def checker(self, store: VerdictStore | None) -> Checker:
         checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
         checker.launchers = self.launchers
+        checker.algorithms = self.algorithms
         checker.disk = store
         return checker
 
@@ -109,6 +113,7 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.dataclasses.file_resolver(source),
         facts.functions,
         facts.signatures.resolver(source) if facts.signatures is not None else _no_signature,
+        facts.algorithms,
     )
     analysed: list[ClassFacts] = []
     # Each class's source, for the readers analysis of the classes with findings.
@@ -222,6 +227,13 @@ def check_facts(
         checker.class_constraints = stated
         checker.class_domain = drafter_domain(checker.profile, class_facts)
         checker.mode_constraints = constraints.per_mode if constraints else {}
+        checker.draft_exclusion = (
+            checker.algorithms.draft_exclusion(
+                constraints.names_for_class(class_facts.name, class_facts.bases)
+            )
+            if checker.algorithms is not None and constraints is not None
+            else None
+        )
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
             outcome = checker.decide(pairwise, kernel_aware=False)
             _count(part, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)

@@ -12,6 +12,7 @@ from idxcheck.check.kernel import KernelVerdict
 from idxcheck.check.launch import launch_of
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.facts.modes import ModeModel
+from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM
 from idxcheck.interp.values import LayoutV, RuntimeV
 from idxcheck.model.findings import Consumer, Finding, Fix, Related, make_finding
 from idxcheck.model.kinds import BindingKind, Severity
@@ -143,6 +144,8 @@ class FindingBuilder:
             arch=outcome.kernel.row.arch
             if outcome.kernel is not None and outcome.kernel.row is not None
             else "",
+            algorithm=_algorithm_of(atoms),
+            draft_worker=atoms.get(WORKER_ATOM) is True,
         )
         # A value nothing reads needs no fix: the note says so, and nothing is rewritten.
         fix = None if severity == Severity.NOTE else self._fix(ob, parts, attrs or {}, other_modes)
@@ -410,7 +413,13 @@ class FindingBuilder:
 
     def _conditions(self, ob: Obligation, outcome: Outcome) -> tuple[tuple[str, bool], ...]:
         texts = formula_atoms(conj(ob.assumptions, ob.claim.holds))
-        return tuple((texts[key], value) for key, value in outcome.atoms.items() if key in texts)
+        # The algorithm the counterexample needs is named once: the others are then false.
+        named = _algorithm_of(outcome.atoms)
+        return tuple(
+            (texts[key], value)
+            for key, value in outcome.atoms.items()
+            if key in texts and not (named and key.startswith(ALGORITHM_ATOM) and not value)
+        )
 
     def _explain(self, outcome: Outcome, site_text: str, width_text: str) -> tuple[str, ...]:
         ob = outcome.obligation
@@ -566,3 +575,12 @@ def _evaluate(term: Term | None, env: Assignment) -> int | None:
         return eval_term(specialise_term(term, env.mode or ""), env)
     except NotConcrete:
         return None
+
+
+def _algorithm_of(atoms: dict[str, bool]) -> str:
+    """The speculative algorithm a counterexample needs ("" where it needs none in
+    particular)."""
+    return next(
+        (k[len(ALGORITHM_ATOM) :] for k, v in atoms.items() if k.startswith(ALGORITHM_ATOM) and v),
+        "",
+    )

@@ -17,6 +17,12 @@ from idxcheck.check.obligations import (
     specialise_value,
 )
 from idxcheck.check.ports import VerdictStore
+from idxcheck.facts.algorithms import (
+    AlgorithmModel,
+    algorithm_atom,
+    exactly_one,
+    mentions_algorithm,
+)
 from idxcheck.facts.constraints import TreeConstraint
 from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.modes import ModeModel
@@ -120,6 +126,11 @@ class Checker:
         # Constraints of a mode the tree states (`TreeConstraints.per_mode`).
         self.mode_constraints: dict[str, list[TreeConstraint]] = {}
         self.launchers: dict[str, Launcher] = {}
+        # The tree's speculative-algorithm enum: one of its members is the server's algorithm.
+        self.algorithms: AlgorithmModel | None = None
+        # What the factories that build draft backends say of the class under check
+        # (`AlgorithmModel.draft_exclusion`).
+        self.draft_exclusion: Formula | None = None
         self.disk: VerdictStore | None = None
         # Called as each obligation is decided: a progress line counts them.
         self.on_decided: Callable[[], None] | None = None
@@ -130,11 +141,19 @@ class Checker:
         target = ob.rule.kernel_grid(ob.binding.name, self.profile)
         if target is None or outcome.verdict != Verdict.REFUTED:
             return None
-        return kernel_verdict(ob, target[0], self.launchers, self.profile, self._check)
+        return kernel_verdict(ob, target[0], self.launchers, self.profile, self._kernel_check(ob))
 
     def kernel_of(self, ob: Obligation, launcher: str) -> KernelVerdict | None:
         """Kernel-aware severity of a refuted obligation against the launcher `launcher`."""
-        return kernel_verdict(ob, launcher, self.launchers, self.profile, self._check)
+        return kernel_verdict(ob, launcher, self.launchers, self.profile, self._kernel_check(ob))
+
+    def _kernel_check(self, ob: Obligation) -> Callable[[Formula, Formula], SolveResult]:
+        """`_check` with what is known of who runs the backend, as `decide` asks it."""
+
+        def check(assumptions: Formula, violation: Formula) -> SolveResult:
+            return self._check(self._who_runs(assumptions, ob.claim.holds), violation)
+
+        return check
 
     def forget_translations(self) -> None:
         """The solver's translations of this file's formulas dropped (`solve.solver._Translator`)."""
@@ -438,9 +457,10 @@ class Checker:
                 regular.append(conj(guard, neg(case)))
         verdict = Verdict.PROVED
         outcome = Outcome(obligation, verdict)
+        assumptions = self._who_runs(obligation.assumptions, holds)
         if regular:
             violation = disj(*regular)
-            result = self._check(obligation.assumptions, violation)
+            result = self._check(assumptions, violation)
             outcome = Outcome(
                 obligation,
                 result.verdict,
@@ -452,7 +472,7 @@ class Checker:
         for guard, reason in unsupported:
             if outcome.verdict >= Verdict.UNSUPPORTED:
                 break
-            reachable = self._reachable(conj(obligation.assumptions, guard))
+            reachable = self._reachable(conj(assumptions, guard))
             if reachable is None:
                 outcome = Outcome(obligation, Verdict.UNKNOWN, "z3 could not decide reachability")
             elif reachable:
@@ -464,6 +484,25 @@ class Checker:
         if self.on_decided is not None:
             self.on_decided()
         return outcome
+
+    def _who_runs(self, assumptions: Formula, holds: Formula) -> Formula:
+        """The assumptions, where they or the claim test the algorithm or the worker, with
+        what is known of who runs the backend (`idxcheck.facts.algorithms`): the server runs
+        exactly one algorithm of the tree's enum, and the draft workers that a factory builds
+        run only the backends it builds."""
+        algorithms = self.algorithms
+        if algorithms is None or not mentions_algorithm(conj(assumptions, holds)):
+            return assumptions
+        found = [assumptions]
+        if algorithms.members:
+            found.append(exactly_one(algorithms.members, algorithms.setting))
+        if self.draft_exclusion is not None:
+            found.append(self.draft_exclusion)
+        for member, rows in self.profile.algorithm_domain.items():
+            if member in algorithms.members:
+                atom = algorithm_atom(member, algorithms.setting)
+                found.extend(disj(neg(atom), row.formula) for row in rows)
+        return conj(*found)
 
     def _check(self, assumptions: Formula, violation: Formula) -> SolveResult:
         key = (untag_formula(assumptions), untag_formula(violation))

@@ -19,10 +19,14 @@ def launch_of(
     class_name: str,
     backends: Sequence[str],
     arch: str = "",
+    algorithm: str = "",
+    draft_worker: bool = False,
 ) -> Launch | None:
     """The launch configuration of `counterexample` in `mode` for the backend class
     `class_name`, registered under `backends`, the likeliest first (None: the profile says
-    nothing of launches)."""
+    nothing of launches); `algorithm`: the speculative algorithm it needs (in place of the
+    one the mode's settings name), `draft_worker`: whether it needs a draft worker to run the
+    backend."""
     if not spec.command:
         return None
     env: list[str] = []
@@ -50,8 +54,16 @@ def launch_of(
                 f"{UNKNOWN_BACKEND}: the attention backend that builds `{class_name}` (no "
                 "registered name for it in the scanned files)"
             )
+    flag = spec.algorithm.split("{}")[0]
     for setting in spec.modes.get(mode, ()):
+        if algorithm and flag and setting.startswith(flag):
+            continue
         add(setting, "")
+    if algorithm and spec.algorithm:
+        add(spec.algorithm, algorithm)
+    if draft_worker:
+        for setting in spec.draft_worker:
+            add(setting, "")
     settings: list[tuple[str, int, tuple[str, ...]]] = []
     unknown: list[str] = []
     for symbol, value in counterexample.items():

@@ -9,6 +9,7 @@ from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.focus import focus_files
 from idxcheck.check.merge import PART_COUNTS, merge_parts
 from idxcheck.check.ports import Store
+from idxcheck.facts.algorithms import AlgorithmModel
 from idxcheck.facts.constraints import (
     FileConstraints,
     TreeConstraints,
@@ -96,6 +97,7 @@ def cached_tree_facts(
     width_defs: Mapping[str, Any],
     key: str | None,
     inputs: str | None = None,
+    algorithms: AlgorithmModel | None = None,
 ) -> tuple[FactBundle, str]:
     """The forward modes, the runners' widths and the backends' constraints of the tree, with
     the errors met reading them, and their `stable_digest`; from the store under `key`
@@ -142,7 +144,7 @@ def cached_tree_facts(
         tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere
     )
     runtime = runtime_model_from_tree(
-        tree, profile, modes, dataclasses, width_defs, errors, runners
+        tree, profile, modes, dataclasses, width_defs, errors, runners, algorithms
     )
     assert runtime.phase_widths == phase_widths
     bundle = (modes, runtime, constraints(), errors)
@@ -191,11 +193,21 @@ def _scan_tree(
     emit(progress, Event(Step.PARSING))
     dataclasses = DataclassIndex(tree.files)
     width_defs = WidthDefinitions(tree.files, profile.tree_width_functions)
+    algorithms = AlgorithmModel(tree.files, profile)
     facts_key, inputs = (
         store.tree_keys(tree, config, profile) if store is not None else (None, None)
     )
     (modes, runtime, constraints, fact_errors), facts_value = cached_tree_facts(
-        tree, config, profile, store, executor, dataclasses, width_defs, facts_key, inputs
+        tree,
+        config,
+        profile,
+        store,
+        executor,
+        dataclasses,
+        width_defs,
+        facts_key,
+        inputs,
+        algorithms,
     )
     launchers = find_launchers(tree.files, profile)
     signatures = SignatureIndex(tree.files, profile.role_of, profile.name)
@@ -218,6 +230,7 @@ def _scan_tree(
         rules,
         FunctionIndex(tree.files),
         signatures,
+        algorithms,
     )
     focused = focus_files(tree, config.focus, profile) if config.focus is not None else None
     sources = [s for s in tree.files if focused is None or s.path in focused]

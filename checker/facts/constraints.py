@@ -72,6 +72,11 @@ class TreeConstraints:
                 found.extend(self.per_backend.get(backend, []))
         return found
 
+    def names_for_class(self, name: str, bases: Iterable[str]) -> set[str]:
+        """The backend names whose registered class is this class or one of its bases."""
+        lineage = {name, *bases}
+        return {backend for backend, classes in self.registry.items() if classes & lineage}
+
 
 # A file's reading: its citations, its constraints per backend and per mode.
 FileConstraints = tuple[

@@ -49,7 +49,7 @@ def find_mode_model(tree: LoadedTree, profile: Profile) -> tuple[ModeModel, list
 # The ForwardMode enum
 
 
-class _TreeModeOracle:
+class TreeEnumOracle:
     """Reads predicates of an enum class lazily, detecting predicates that recurse."""
 
     def __init__(self, cls: ClassSource, ctx: ScanContext, members: tuple[str, ...]) -> None:
@@ -111,7 +111,8 @@ class _TreeModeOracle:
         return model.call(name, args, kwargs)
 
 
-def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list[str]]:
+def enum_members(cls: ClassSource) -> tuple[str, ...]:
+    """An enum's members: its upper-case class attributes, in order."""
     members: list[str] = []
     body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
     for stmt in body:
@@ -121,14 +122,19 @@ def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list
                     target = small.targets[0].target
                     if isinstance(target, cst.Name) and target.value.isupper():
                         members.append(target.value)
-    oracle = _TreeModeOracle(cls, ctx, tuple(members))
+    return tuple(members)
+
+
+def read_mode_model(cls: ClassSource, ctx: ScanContext) -> tuple[ModeModel, list[str]]:
+    members = enum_members(cls)
+    oracle = TreeEnumOracle(cls, ctx, members)
     predicates: dict[str, Predicate] = {}
     for name in cls.methods:
         pred = oracle.predicate(name)
         if pred is not None:
             predicates[name] = pred
     span = Span(cls.file.path, cls.block.header_line, 0, cls.block.header_line, 0)
-    model = ModeModel(cls.name, tuple(members), predicates, cls.file.path, span)
+    model = ModeModel(cls.name, members, predicates, cls.file.path, span)
     return model, oracle.errors
 
 

@@ -18,7 +18,7 @@ from idxcheck.facts.runtime_model import (
     default_runtime_model,
     packed_widths,
 )
-from idxcheck.interp.state import ScanContext
+from idxcheck.interp.state import AlgorithmOracle, ScanContext
 from idxcheck.model.findings import FileError
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import Block, SourceError, SourceFile, reading
@@ -46,7 +46,9 @@ def feeds_tree_facts(source: SourceFile, profile: Profile, registry_names: set[s
     holds for every file `find_mode_model`, `runtime_model_from_tree` and `read_constraints`
     read from (each of them tests at least this much before reading). It decides both what
     keys the cached tree facts and when a focused scan must analyse every file."""
-    if reading(source, "feeds\0" + profile.name, partial(_feeds_by_text, source, profile)):
+    if reading(
+        source, "feeds\0algorithm\0" + profile.name, partial(_feeds_by_text, source, profile)
+    ):
         return True
     # Whether the file quotes a registered backend's name depends on the tree's registry.
     return _may_check(source, profile) and _quotes_any(source.text, registry_names)
@@ -71,6 +73,7 @@ def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
         or states_mode_constraint(text, profile)
         or feeds_batch_modes(source, profile)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
+        or profile.declares_algorithm_facts(text)
         or bool(runner_blocks(source, profile.runner_width_attrs))
     )
 
@@ -104,6 +107,7 @@ def runtime_model_from_tree(
     width_defs: Mapping[str, Any],
     errors: list[FileError],
     runners: FileMemo | None = None,
+    algorithms: AlgorithmOracle | None = None,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; the profile's
     defaults for the other modes. The errors met reading them go to `errors`."""
@@ -116,7 +120,14 @@ def runtime_model_from_tree(
         reading: RunnerReading | None = runners.get(source) if runners is not None else None
         if reading is None:
             reading = _read_runners(
-                source, blocks, profile, modes, dataclasses, width_defs, default.phase_widths
+                source,
+                blocks,
+                profile,
+                modes,
+                dataclasses,
+                width_defs,
+                default.phase_widths,
+                algorithms,
             )
             if runners is not None:
                 runners.put(source, reading)
@@ -144,6 +155,7 @@ def _read_runners(
     dataclasses: DataclassIndex,
     width_defs: Mapping[str, Any],
     phase_widths: Mapping[str, Term],
+    algorithms: AlgorithmOracle | None = None,
 ) -> RunnerReading:
     """The widths of one file's runner classes, with the errors met reading them."""
     ctx = ScanContext(
@@ -153,6 +165,7 @@ def _read_runners(
         dict(phase_widths),
         frozenset(b.name for b in source.blocks if b.kind == "def"),
         width_defs,
+        algorithms=algorithms,
     )
     widths: list[RunnerWidth] = []
     errors: list[FileError] = []

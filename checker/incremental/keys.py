@@ -41,7 +41,8 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
     - what a file's analysis, and a runner's reading, read of the tree besides their own file,
       the classes they look up and the tree facts (`context_key`, `FileReadings`): the
       dataclasses of every file (metadata objects built by field order), the whole text of
-      files that define a width function (interpreted where called, `WidthDefinitions`), the
+      files that define a width function (interpreted where called, `WidthDefinitions`) or the
+      speculative-algorithm enum or the list of draft backends (`AlgorithmModel`), the
       fallback mode members, the versions and settings."""
     names = set(read_registry(tree.files, profile))
     width_functions = profile.tree_width_functions
@@ -60,7 +61,7 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
             source,
             "defines\0" + "\0".join(width_functions),
             partial(defines_any, source, width_functions),
-        )
+        ) or profile.declares_algorithm_facts(source.text)
         whole = f"{source.path}\0{source.text_digest()}" if feeds or defines else None
         blocks = None
         if not (feeds and defines):

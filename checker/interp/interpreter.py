@@ -40,7 +40,11 @@ from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
 from idxcheck.interp.state import (
+    ALGORITHM_ATOM,
     RUNTIME_ATOM,
+    WORKER_ATOM,
+    WORKER_TEXT,
+    AlgorithmOracle,
     Binding,
     BufferAccess,
     EvaluationLimit,
@@ -51,6 +55,8 @@ from idxcheck.interp.state import (
 )
 from idxcheck.interp.stores import KeyedStores, Refills
 from idxcheck.interp.values import (
+    AlgorithmEnumV,
+    AlgorithmV,
     BoolV,
     BoundMethodV,
     BufferV,
@@ -92,6 +98,7 @@ from idxcheck.sym.terms import (
     Const,
     Formula,
     ModeIs,
+    Rewriter,
     RuntimeInt,
     RuntimeWidth,
     Sym,
@@ -243,6 +250,9 @@ class ClassInterpreter:
             return IntV(Sym(symbol))
         if name in self.profile.config_object_names:
             return ConfigV(name)
+        if name in self.profile.worker_flags:
+            # A constructor flag (`is_draft_worker=...`): the worker that builds the backend.
+            return BoolV(Atom(WORKER_ATOM, WORKER_TEXT))
         return RuntimeV(name, None)
 
     def entry_param(self, name: str, fn: FunctionSource) -> Value:
@@ -844,6 +854,12 @@ class ClassInterpreter:
             return NoneV()
         if name == self.ctx.modes.enum_name:
             return ModeEnumV()
+        if (
+            self.ctx.algorithms is not None
+            and name == self.ctx.algorithms.enum_name
+            and self._algorithms()
+        ):
+            return AlgorithmEnumV()
         if name in KNOWN_MODULES:
             return ModuleV(KNOWN_MODULES[name])
         if self.ctx.dataclass_fields(name) is not None:
@@ -986,6 +1002,8 @@ class ClassInterpreter:
             symbol = self.profile.config_symbols.get(attr)
             if symbol is not None:
                 return IntV(Sym(symbol))
+            if attr in self.profile.algorithm_config_attrs and self._algorithms() is not None:
+                return AlgorithmV(name=True)  # the configured name, before it is parsed
             if attr in self.profile.config_object_attrs:
                 # A part of it (`vllm_config.speculative_config`).
                 return ConfigV(f"{base.path}.{attr}")
@@ -1000,6 +1018,11 @@ class ClassInterpreter:
                 return MemberV(attr)
             return UnknownV(f"`{self.ctx.modes.enum_name}.{attr}` is not a member")
         if isinstance(base, (CurrentModeV, MemberV)):
+            return BoundMethodV(base, attr)
+        if isinstance(base, AlgorithmEnumV):
+            assert self.ctx.algorithms is not None
+            if attr in self.ctx.algorithms.members:
+                return AlgorithmV(attr)
             return BoundMethodV(base, attr)
         if isinstance(base, ObjectV):
             found = base.get(attr)
@@ -1033,9 +1056,18 @@ class ClassInterpreter:
             return RuntimeV(f"self.{attr}")
         return UnknownV(f"`self.{attr}` is not assigned in `{self.class_name}`")
 
+    def _algorithms(self) -> AlgorithmOracle | None:
+        """The scanned tree's speculative-algorithm enum, where it has one."""
+        found = self.ctx.algorithms
+        return found if found is not None and found.members else None
+
     def runtime_attribute(self, base: RuntimeV, attr: str, loc: Loc | None = None) -> Value:
         if attr in self.profile.runtime_width_attrs:
             return IntV(RuntimeWidth())
+        if attr in self.profile.algorithm_attrs and self._algorithms() is not None:
+            return AlgorithmV()  # the server's algorithm, whichever object holds it
+        if attr in self.profile.worker_flags:
+            return BoolV(Atom(WORKER_ATOM, WORKER_TEXT))
         if attr in self.profile.config_object_attrs:
             return ConfigV(f"{base.path}.{attr}")
         if base.path == "forward_batch":
@@ -1409,10 +1441,20 @@ class ClassInterpreter:
             return BoolConst(left.name == right.name)
         if isinstance(left, CurrentModeV) and isinstance(right, CurrentModeV):
             return TRUE
+        if isinstance(left, AlgorithmV) and isinstance(right, AlgorithmV):
+            return _algorithm_equal(left, right, self.ctx.algorithms)
         if isinstance(right, NoneV) or isinstance(left, NoneV):
             other = left if isinstance(right, NoneV) else right
             if isinstance(other, NoneV):
                 return TRUE
+            if isinstance(other, AlgorithmV):
+                # A member is never None; an unset name parses to the enum's NONE.
+                if not other.name:
+                    return FALSE
+                algorithms = self.ctx.algorithms
+                if algorithms is None or not algorithms.none_member:
+                    return None
+                return algorithms.over_atoms(ModeIs(frozenset({algorithms.none_member})))
             if isinstance(other, RankCountsV):
                 # None with one rank, the ranks' counts with several: not known here.
                 return Atom(f"none:{other.source}", f"{other.source} is None")
@@ -1433,6 +1475,15 @@ class ClassInterpreter:
         return None
 
     def _membership(self, left: Value, right: Value) -> Formula | None:
+        if isinstance(left, AlgorithmV) and isinstance(right, TupleV):
+            each = [
+                _algorithm_equal(left, v, self.ctx.algorithms)
+                if isinstance(v, AlgorithmV)
+                else None
+                for v in right.items
+            ]
+            found = [e for e in each if e is not None]
+            return disj(*found) if len(found) == len(each) else None
         if isinstance(left, CurrentModeV) and isinstance(right, TupleV):
             members = [v.name for v in right.items if isinstance(v, MemberV)]
             if len(members) == len(right.items):
@@ -1491,8 +1542,13 @@ class ClassInterpreter:
             return BoolConst(bool(value.value))
         if isinstance(value, ChoiceV):
             return disj(*(conj(c, self.truth(v, node, frame)) for c, v in value.alts))
-        if isinstance(value, (ObjectV, ClassRefV, ModuleV, FunctionRefV, BoundMethodV, SelfV)):
+        if isinstance(
+            value,
+            (ObjectV, ClassRefV, ModuleV, FunctionRefV, BoundMethodV, SelfV, AlgorithmEnumV),
+        ):
             return TRUE
+        if isinstance(value, AlgorithmV) and not value.name:
+            return TRUE  # an enum member
         if isinstance(value, RuntimeV):
             # Named by the runtime object, so that the same condition read in a runner and in
             # a backend is one atom.
@@ -1784,6 +1840,8 @@ class ClassInterpreter:
         frame: Frame,
     ) -> Value:
         receiver, name = func.receiver, func.name
+        if isinstance(receiver, (AlgorithmV, AlgorithmEnumV)):
+            return self.algorithm_method(receiver, name, args, kwargs, node, state, frame)
         if name in self.profile.width_functions:
             return self.width_function(name, args, kwargs, receiver, node, state, frame)
         if isinstance(receiver, SelfV):
@@ -1944,6 +2002,48 @@ class ClassInterpreter:
         if isinstance(value, NoneV):
             return FALSE
         return Atom(f"value:{value!r}"[:200], "a flag")
+
+    def algorithm_method(
+        self,
+        receiver: AlgorithmV | AlgorithmEnumV,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: cst.Call,
+        state: State,
+        frame: Frame,
+    ) -> Value:
+        """A method of the speculative-algorithm enum: a parser of the configured name gives
+        the server's algorithm, a predicate its formula over the shared `algo:` conditions,
+        any other method of the tree's enum is interpreted with the algorithm as `self`."""
+        algorithms = self.ctx.algorithms
+        assert algorithms is not None
+        if isinstance(receiver, AlgorithmEnumV):
+            if name not in self.profile.algorithm_parsers or len(args) + len(kwargs) != 1:
+                return UnknownV(f"`{algorithms.enum_name}.{name}` is not modelled")
+            given = args[0] if args else next(iter(kwargs.values()))
+            if isinstance(given, AlgorithmV) and given.name:
+                return AlgorithmV(given.member)
+            if isinstance(given, NoneV) and algorithms.none_member:
+                return AlgorithmV(algorithms.none_member)
+            if isinstance(given, StrV) and given.value.upper() in algorithms.members:
+                return AlgorithmV(given.value.upper())
+            return UnknownV(f"`{algorithms.enum_name}.{name}` of a name that is not known")
+        if receiver.name:
+            return UnknownV(f"`.{name}()` of the algorithm's name is not modelled")
+        formula = algorithms.predicate(
+            name,
+            [self._as_formula(a) for a in args],
+            {k: self._as_formula(v) for k, v in kwargs.items()},
+        )
+        if formula is not None:
+            if receiver.member:
+                formula = _algorithm_is(formula, receiver.member)
+            return BoolV(formula)
+        fn = algorithms.method(name)
+        if fn is None:
+            return UnknownV(f"`{name}` is not a method of {algorithms.enum_name}")
+        return self.inline(fn, args, kwargs, node, state, frame, receiver=receiver)
 
     def width_function(
         self,
@@ -2231,6 +2331,31 @@ def _describe(node: cst.CSTNode) -> str:
         "Yield": "a yield expression",
         "StarredElement": "a starred expression",
     }.get(type(node).__name__, f"a `{type(node).__name__}` expression")
+
+
+def _algorithm_is(formula: Formula, member: str) -> Formula:
+    """A formula over the shared `algo:` conditions for the algorithm `member`."""
+
+    def leaf(f: Formula) -> Formula | None:
+        if isinstance(f, Atom) and f.key.startswith(ALGORITHM_ATOM):
+            return BoolConst(f.key == ALGORITHM_ATOM + member)
+        return None
+
+    return Rewriter(formula_leaf=leaf).formula(formula)
+
+
+def _algorithm_equal(
+    left: AlgorithmV, right: AlgorithmV, algorithms: AlgorithmOracle | None
+) -> Formula | None:
+    """`a == b` of two algorithms (members or the server's), not of their names."""
+    if left.name or right.name or algorithms is None:
+        return None
+    if left.member and right.member:
+        return BoolConst(left.member == right.member)
+    member = left.member or right.member
+    if not member:
+        return TRUE
+    return algorithms.over_atoms(ModeIs(frozenset({member})))
 
 
 def _kind(value: Value) -> str:

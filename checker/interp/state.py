@@ -24,6 +24,13 @@ else:
 # The key prefix of opaque conditions on runtime objects (`spec_info.x`, `forward_batch.y is
 # None`): they mean the same wherever they are written, in a runner or a backend.
 RUNTIME_ATOM = "rt:"
+# The key prefix of the speculative algorithm's conditions (`algo:DSPARK`: the server runs
+# DSpark), and the key of the condition that a draft worker runs the backend: one server runs
+# one algorithm, and a backend and the graph runners that replay it belong to one worker, so
+# both mean the same in a runner and in a backend (`idxcheck.facts.algorithms`).
+ALGORITHM_ATOM = "algo:"
+WORKER_ATOM = "worker:draft"
+WORKER_TEXT = "a draft worker runs the backend"
 
 
 class ModeOracle(Protocol):
@@ -36,6 +43,27 @@ class ModeOracle(Protocol):
     def call(
         self, name: str, args: list[Formula], kwargs: dict[str, Formula]
     ) -> Formula | None: ...
+
+
+class AlgorithmOracle(Protocol):
+    """The speculative-algorithm enum of the scanned tree (`facts.algorithms.AlgorithmModel`)."""
+
+    @property
+    def enum_name(self) -> str: ...
+
+    @property
+    def members(self) -> tuple[str, ...]: ...
+
+    @property
+    def none_member(self) -> str: ...
+
+    def predicate(
+        self, name: str, args: list[Formula], kwargs: dict[str, Formula]
+    ) -> Formula | None: ...
+
+    def over_atoms(self, formula: Formula) -> Formula: ...
+
+    def method(self, name: str) -> FunctionSource | None: ...
 
 
 @dataclass(frozen=True)
@@ -133,6 +161,8 @@ class ScanContext:
     # The parameters (positional, keyword-only) of a function of the scanned tree by name,
     # when one of them has a role.
     signatures: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]] | None] = lambda _name: None
+    # The speculative-algorithm enum of the scanned tree (None: the algorithm is not modelled).
+    algorithms: AlgorithmOracle | None = None
 
 
 @dataclass

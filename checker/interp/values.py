@@ -50,6 +50,22 @@ class ModeEnumV:
 
 
 @node
+class AlgorithmV:
+    """A speculative algorithm: `member` of the tree's enum (`SpeculativeAlgorithm.EAGLE`), or
+    with `member` "" the one the server runs (`model_runner.spec_algorithm`, the configured
+    name parsed by `SpeculativeAlgorithm.from_string`), one for the whole server. `name`: the
+    configured name itself, before it is parsed (None where none is set)."""
+
+    member: str = ""
+    name: bool = False
+
+
+@node
+class AlgorithmEnumV:
+    """The speculative-algorithm enum class itself."""
+
+
+@node
 class LayoutV:
     """A uniform index vector: entry i is `start + i * stride`, for i < `entries`.
 
@@ -213,6 +229,8 @@ Value = (
     | CurrentModeV
     | MemberV
     | ModeEnumV
+    | AlgorithmV
+    | AlgorithmEnumV
     | LayoutV
     | ConstVecV
     | RankCountsV

@@ -232,6 +232,44 @@ CONSTANTS: tuple[Constant, ...] = (
     _c("LAUNCH_ONLY_POSITIVE", "Symbols whose settings apply only when the value is above zero."),
     _c("LAUNCH_MODES", "Mode -> the settings a batch in that mode takes."),
     _c(
+        "LAUNCH_ALGORITHM",
+        "The setting that selects the speculative algorithm (`{}`: the member): it replaces the setting of the same flag in `LAUNCH_MODES` where a counterexample needs an algorithm.",
+    ),
+    _c(
+        "LAUNCH_DRAFT_WORKER",
+        "The settings a counterexample that needs a draft worker to run the backend takes.",
+    ),
+    # Who runs the backend.
+    _c(
+        "ALGORITHM_ENUM",
+        "The speculative-algorithm enum class, read from the scanned tree (members and predicates, as the mode enum's): the algorithm is a condition backends and runners share.",
+    ),
+    _c("ALGORITHM_NONE", "The member of `ALGORITHM_ENUM` that an unset algorithm name parses to."),
+    _c(
+        "ALGORITHM_ATTRS",
+        "Attributes of runtime objects that hold the server's speculative algorithm (a member of `ALGORITHM_ENUM`).",
+    ),
+    _c(
+        "ALGORITHM_CONFIG_ATTRS",
+        "Configuration attributes that hold the algorithm's name (parsed by `ALGORITHM_PARSERS`).",
+    ),
+    _c(
+        "ALGORITHM_PARSERS",
+        "Class methods of `ALGORITHM_ENUM` that parse a name into a member.",
+    ),
+    _c(
+        "ALGORITHM_DOMAIN",
+        "Member of `ALGORITHM_ENUM` -> ((constraint, why), ...): the domain where the server runs that algorithm.",
+    ),
+    _c(
+        "DRAFT_BACKEND_FACTORY",
+        "(the module-level list of attention backend names that a draft worker's factory accepts, read from the scanned tree; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
+    ),
+    _c(
+        "WORKER_FLAGS",
+        "Attributes of runtime objects that are true where a draft worker runs the backend (and its graph runners): one condition backends and runners share.",
+    ),
+    _c(
         "WIDTH_HOLDER",
         "The runtime object whose attributes (`RUNTIME_WIDTH_ATTRS`) publish the width per "
         "forward: a fix may read the width there where the finding's function holds it.",

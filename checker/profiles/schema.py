@@ -55,6 +55,11 @@ class LaunchSpec:
     settings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     only_positive: frozenset[str] = frozenset()
     modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The setting that selects the speculative algorithm (`{}`: the member), replacing the
+    # one a mode's settings name where a counterexample needs another algorithm, and what
+    # running the backend in a draft worker takes.
+    algorithm: str = ""
+    draft_worker: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,30 @@ class Profile:
     width_lengths: tuple[str, ...] = ()
     # The runtime object whose `runtime_width_attrs` publish the width (`spec_info`).
     width_holder: str = ""
+    # Who runs the backend (`idxcheck.facts.algorithms`): the speculative-algorithm enum, the
+    # member an unset name parses to, the attributes of runtime objects that hold the server's
+    # algorithm, the configuration attributes that name it, the enum's class methods that parse
+    # a name, and the attributes that say a draft worker runs the backend.
+    algorithm_enum: str = ""
+    algorithm_none: str = ""
+    algorithm_attrs: tuple[str, ...] = ()
+    algorithm_config_attrs: tuple[str, ...] = ()
+    algorithm_parsers: tuple[str, ...] = ()
+    worker_flags: tuple[str, ...] = ()
+    # (the tree's list of backend names a draft worker's factory accepts, the algorithms whose
+    # draft workers it builds, names it builds besides); None: no such factory.
+    draft_backend_factory: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
+    # Constraints that hold where the server runs an algorithm: member -> constraints.
+    algorithm_domain: dict[str, tuple[DomainConstraint, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def declares_algorithm_facts(self, text: str) -> bool:
+        """Whether a file's text may hold what `facts.algorithms.AlgorithmModel` reads: the
+        speculative-algorithm enum, or the list of the draft backends a factory builds."""
+        if self.algorithm_enum and f"class {self.algorithm_enum}" in text:
+            return True
+        factory = self.draft_backend_factory
+        return factory is not None and f"{factory[0]} = [" in text
 
     def role_of(self, name: str) -> Role | None:
         """The role of a variable, attribute, keyword or key name, by its words; None when it
@@ -347,7 +375,20 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             settings={k: tuple(v) for k, v in getattr(module, "LAUNCH_SETTINGS", {}).items()},
             only_positive=frozenset(getattr(module, "LAUNCH_ONLY_POSITIVE", ())),
             modes={k: tuple(v) for k, v in getattr(module, "LAUNCH_MODES", {}).items()},
+            algorithm=getattr(module, "LAUNCH_ALGORITHM", ""),
+            draft_worker=tuple(getattr(module, "LAUNCH_DRAFT_WORKER", ())),
         ),
+        algorithm_enum=getattr(module, "ALGORITHM_ENUM", ""),
+        algorithm_none=getattr(module, "ALGORITHM_NONE", ""),
+        algorithm_attrs=tuple(getattr(module, "ALGORITHM_ATTRS", ())),
+        algorithm_config_attrs=tuple(getattr(module, "ALGORITHM_CONFIG_ATTRS", ())),
+        algorithm_parsers=tuple(getattr(module, "ALGORITHM_PARSERS", ())),
+        worker_flags=tuple(getattr(module, "WORKER_FLAGS", ())),
+        draft_backend_factory=_factory(getattr(module, "DRAFT_BACKEND_FACTORY", None)),
+        algorithm_domain={
+            member: tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in rows)
+            for member, rows in getattr(module, "ALGORITHM_DOMAIN", {}).items()
+        },
         width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
         width_holder=getattr(module, "WIDTH_HOLDER", ""),
         role_calls={
@@ -371,6 +412,13 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             attr: tuple(modes) for attr, modes in getattr(module, "RUNNER_WIDTH_MODES", {}).items()
         },
     )
+
+
+def _factory(value: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    if value is None:
+        return None
+    names, algorithms, besides = value
+    return str(names), tuple(algorithms), tuple(besides)
 
 
 def _padding(table: dict[str, Any]) -> dict[str, tuple[str, int, int, int, str, str]]:

@@ -238,6 +238,41 @@ RUNNER_MODE_ATTRS = ("capture_forward_mode", "forward_mode")
 DRAFT_RUNNER = r"Draft|Mtp|MTP"
 COMPARE_DRAFT_DECODE = False
 
+# Who runs the backend. One server runs one speculative algorithm, and a backend and the graph
+# runners that replay it belong to one worker (the target's model runner or a draft worker's):
+# a width that depends on either is the same condition in both. The enum is read from the
+# tree as `ForwardMode` is (0.5.23 `speculative/spec_info.py`: DFLASH, UNO, DSPARK, EAGLE,
+# ...; its `get_num_tokens_per_req_for_target_verify` gives `num_draft_tokens - 1` to a DSpark
+# draft worker); `from_string(None)` is NONE. Plugin algorithms (`CustomSpecAlgo`, registered
+# at run time) are not in the tree and not modelled.
+ALGORITHM_ENUM = "SpeculativeAlgorithm"
+ALGORITHM_NONE = "NONE"
+ALGORITHM_ATTRS = ("spec_algorithm",)  # model_runner.spec_algorithm, forward_batch.spec_algorithm
+ALGORITHM_CONFIG_ATTRS = ("speculative_algorithm",)  # get_spec().speculative_algorithm
+ALGORITHM_PARSERS = ("from_string",)
+# `model_runner.is_draft_worker`: the model runner that builds the backend and its graph runners.
+WORKER_FLAGS = ("is_draft_worker",)
+# What the server arguments force for an algorithm (0.5.23 `arg_groups/speculative_hook.py`,
+# `_handle_dflash` and `_handle_dspark`: "DSpark only supports speculative_eagle_topk == 1;
+# overriding ..."). Their window is the block size `speculative_num_draft_tokens`, which the
+# EAGLE rule of the domain above then ties to num_steps + 1 = 2: an under-approximation (a
+# DSpark counterexample shows a window of 2), never a configuration they cannot run.
+ALGORITHM_DOMAIN: dict[str, tuple[tuple[str, str], ...]] = {
+    member: (
+        ("speculative_eagle_topk == 1", f"{member} forces speculative_eagle_topk to 1"),
+        ("speculative_num_steps == 1", f"{member} forces speculative_num_steps to 1"),
+    )
+    for member in ("DFLASH", "DSPARK")
+}
+# The factory that builds the draft worker's attention backend for some algorithms: (the
+# module-level list of backend names it accepts, read from the tree; those algorithms; names it
+# builds besides). 0.5.23 `build_draft_tp_worker` (`speculative/draft_worker_common.py`, the
+# DSPARK and DFLASH workers) takes a name of `DRAFT_ATTENTION_BACKEND_CHOICES`
+# (`arg_groups/choices.py`) and falls back to flashinfer or triton for any other; DSpark's
+# DeepSeek-V4 drafts take `dsv4`. A backend registered under none of them is never built by
+# such a draft worker.
+DRAFT_BACKEND_FACTORY = ("DRAFT_ATTENTION_BACKEND_CHOICES", ("DSPARK", "DFLASH"), ("dsv4",))
+
 # Runtime attributes a runner adds to its width, as domain symbols.
 RUNNER_SYMBOLS: dict[str, str] = {
     "eagle_worker.draft_extend_num_front_tokens": "num_front_tokens",
@@ -481,6 +516,8 @@ PREFILTER = (
     "def decode_num_tokens_per_req",
     "def decode_num_tokens_per_bs",
     "class ForwardMode",
+    "class SpeculativeAlgorithm",
+    "DRAFT_ATTENTION_BACKEND_CHOICES = [",
 )
 
 # How the tree states its own facts, read from its text (`idxcheck.facts`).
@@ -554,6 +591,11 @@ LAUNCH_SETTINGS: dict[str, tuple[str, ...]] = {
 }
 # Symbols that need their settings only when above zero (the feature is off at 0).
 LAUNCH_ONLY_POSITIVE = ("num_front_tokens",)
+LAUNCH_ALGORITHM = "--speculative-algorithm {}"
+LAUNCH_DRAFT_WORKER = (
+    "runtime: the draft worker's model runner builds the backend (the draft model's attention "
+    "backend and its graph runners)",
+)
 # What a batch in each mode takes: the speculative algorithm, spec v2 or v1 (0.5.9 defaults
 # to v1, 0.5.11 and later to v2), a dLLM algorithm.
 LAUNCH_MODES: dict[str, tuple[str, ...]] = {
