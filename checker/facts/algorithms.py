@@ -21,14 +21,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from idxcheck.facts.mode_model import TreeEnumOracle, enum_members
-from idxcheck.facts.modes import ModeModel, substitute_flags
+from idxcheck.facts.modes import ModeModel, applied
 from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM, WORKER_TEXT, ScanContext
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import ClassSource, FunctionSource, SourceError, SourceFile
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import (
     Atom,
-    BoolConst,
     Formula,
     ModeIs,
     Not,
@@ -126,13 +125,7 @@ class AlgorithmModel:
         pred = self._oracle.predicate(name)
         if pred is None:
             return None
-        values: dict[str, Formula] = {p: BoolConst(default) for p, default in pred.params}
-        for (param, _), arg in zip(pred.params, args, strict=False):
-            values[param] = arg
-        for key, arg in kwargs.items():
-            if key in values:
-                values[key] = arg
-        return self.over_atoms(substitute_flags(pred.formula, values))
+        return self.over_atoms(applied(pred, args, kwargs))
 
     def over_atoms(self, formula: Formula) -> Formula:
         """A formula over the enum's members (`ModeIs`, as the predicates are read) as one over

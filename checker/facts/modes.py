@@ -24,6 +24,18 @@ class Predicate:
     formula: Formula  # over ModeIs and Atom(FLAG_PREFIX + flag)
 
 
+def applied(pred: Predicate, args: list[Formula], kwargs: dict[str, Formula]) -> Formula:
+    """The predicate's formula with its flags bound to the call's arguments (by position, then
+    by keyword; a flag not passed takes its default)."""
+    values: dict[str, Formula] = {p: BoolConst(default) for p, default in pred.params}
+    for (param, _), arg in zip(pred.params, args, strict=False):
+        values[param] = arg
+    for key, arg in kwargs.items():
+        if key in values:
+            values[key] = arg
+    return substitute_flags(pred.formula, values)
+
+
 @dataclass(frozen=True)
 class ModeModel:
     enum_name: str
@@ -36,13 +48,7 @@ class ModeModel:
         pred = self.predicates.get(name)
         if pred is None:
             return None
-        values: dict[str, Formula] = {p: BoolConst(default) for p, default in pred.params}
-        for (param, _), arg in zip(pred.params, args, strict=False):
-            values[param] = arg
-        for key, arg in kwargs.items():
-            if key in values:
-                values[key] = arg
-        return substitute_flags(pred.formula, values)
+        return applied(pred, args, kwargs)
 
 
 def substitute_flags(formula: Formula, values: dict[str, Formula]) -> Formula:
