@@ -23,6 +23,6 @@ def _drop_current_folder() -> None:
 
 if __name__ == "__main__":
     _drop_current_folder()
-    from idxcheck.cli import entry
+    from idxcheck.entry import entry
 
     entry()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from idxcheck import memo
 from idxcheck.incremental import stamps
 from idxcheck.model.comments import FileComments
 from idxcheck.model.config import MAX_FILE_BYTES, Config
@@ -33,13 +34,17 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "discover_files", "read_file_comments", "scanned"]
 
 
-def discover_files(paths: Sequence[str], config: Config) -> tuple[list[Candidate], list[FileError]]:
+def discover_files(
+    paths: Sequence[str],
+    config: Config,
+    listed: list[tuple[str, tuple[int, int, int, int]]] | None = None,
+) -> tuple[list[Candidate], list[FileError]]:
     """The files a scan reads: the CLI's excludes (as typed) and the configuration file's
-    (anchored at its folder) both apply."""
+    (anchored at its folder) both apply. `listed`: see `discover`."""
     files: list[Candidate] = []
     errors: list[FileError] = []
     for item in discover(
-        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots
+        paths, config.exclude, config.shown_as, config.follow_links, config.link_roots, listed
     ):
         if isinstance(item, DiscoveryError):
             errors.append(FileError(item.path, item.message))
@@ -96,7 +101,10 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     # Stamps are judged against the time the files were looked at, not the end of the scan: a
     # file written just before a long scan is no more settled when the scan ends.
     started = time.time()
-    candidates, errors = discover_files(paths, config)
+    listed: list[tuple[str, tuple[int, int, int, int]]] | None = [] if memo.armed() else None
+    candidates, errors = discover_files(paths, config, listed)
+    if listed is not None:
+        memo.note_walk([*listed, *((c.path, c.stamp) for c in candidates)])
     stamp_key = None
     if config.cache_dir is not None:
         stamp_key = stamps.stamp_key(candidates, errors, config)

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
-from idxcheck import __version__
+from idxcheck import __version__, memo
 from idxcheck.app.command import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -251,6 +251,7 @@ def validate_codes(codes: tuple[str, ...], option: str) -> None:
 
 def tell(message: str) -> None:
     """A line on standard error; a closed one (`2>&1 | head -1`) does not stop the command."""
+    memo.note_stderr()
     try:
         click.echo(message, err=True)
     except BrokenPipeError:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from idxcheck import __version__
+from idxcheck import __version__, memo
 from idxcheck.model.stable import digest
 
 MAX_VERDICTS = 200_000
@@ -42,11 +42,9 @@ SCHEMA = 1
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("IDXCHECK_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "idxcheck"
+    """$IDXCHECK_CACHE_DIR, else $XDG_CACHE_HOME/idxcheck, else ~/.cache/idxcheck (one
+    definition, which the answer memo reads before anything else is imported)."""
+    return Path(memo.cache_root())
 
 
 _FINGERPRINT: list[str] = []
@@ -147,6 +145,7 @@ def warn(message: str) -> None:
         return
     _RUN.warned.add(message)
     try:
+        memo.note_stderr()
         sys.stderr.write(f"idxcheck: warning: {message}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
@@ -437,6 +436,7 @@ def write_blob(directory: str, key: str, value: bytes) -> None:
 
 
 def clear(directory: Path) -> bool:
+    """Delete the cache's database and the answer memo's answers (`idxcheck.memo`)."""
     path = directory / "cache.sqlite3"
     removed = False
     for suffix in ("", "-wal", "-shm"):
@@ -444,4 +444,10 @@ def clear(directory: Path) -> bool:
         if candidate.exists():
             candidate.unlink()
             removed = True
+    answers = directory / memo.ANSWERS_FOLDER
+    if answers.is_dir():
+        for stored in answers.iterdir():
+            stored.unlink()
+            removed = True
+        answers.rmdir()
     return removed

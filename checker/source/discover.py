@@ -106,13 +106,15 @@ def discover(
     shown_as: Sequence[str] | None = None,
     follow_links: bool = False,
     link_roots: Sequence[str] = (),
+    listed: list[tuple[str, tuple[int, int, int, int]]] | None = None,
 ) -> Iterator[Candidate | DiscoveryError]:
     """The files under `paths`. `shown_as`: the name to display each path by (the files of a
     git ref exported elsewhere, named as the work tree's), else the path itself; either
     relative to the working folder where it lies below it (`display_name`). Errors name the
     displayed paths too.
     `follow_links`: follow symbolic links that lead out of `paths` too; `link_roots`: folders
-    besides `paths` that links may lead into."""
+    besides `paths` that links may lead into. `listed`: where to add each folder the walk lists,
+    with its stamp (a file added or removed there changes it: `idxcheck.memo`)."""
     seen: set[tuple[int, int]] = set()
     visited_dirs: set[tuple[int, int]] = set()  # shared by the roots: no folder walked twice
     roots = None if follow_links else _real_roots([*paths, *link_roots])
@@ -122,7 +124,7 @@ def discover(
             yield DiscoveryError(shown, "no such file or directory")
             continue
         if os.path.isdir(root):
-            yield from _walk(root, exclude, seen, visited_dirs, shown, roots)
+            yield from _walk(root, exclude, seen, visited_dirs, shown, roots, listed)
         elif os.path.isfile(root):
             info = _stat(root)
             identity = None if info is None else (info.st_dev, info.st_ino)
@@ -174,6 +176,7 @@ def _walk(
     visited_dirs: set[tuple[int, int]],
     shown_root: str,
     roots: tuple[str, ...] | None,
+    listed: list[tuple[str, tuple[int, int, int, int]]] | None = None,
 ) -> Iterator[Candidate | DiscoveryError]:
     """Depth first, each folder's files by name before its subfolders by name (the order of a
     top-down `os.walk`), with one `scandir` per folder and one `stat` per file and folder:
@@ -199,6 +202,8 @@ def _walk(
         except OSError as exc:
             yield DiscoveryError(shown or ".", f"cannot read directory: {exc.strerror}")
             continue
+        if listed is not None:
+            listed.append((folder, _stamp(folder_info)))
         subfolders: list[tuple[str, os.stat_result | None, str]] = []
         for entry in entries:
             name = entry.name
