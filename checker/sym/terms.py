@@ -652,45 +652,39 @@ def untag_formula(formula: Formula) -> Formula:
     return result
 
 
-def stable_hash(node: object, _memo: dict[int, str] | None = None) -> str:
+# The node classes `stable_hash` knows.
+_HASHED = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged)
+_HASHED += (BoolConst, Cmp, And, Or, Not, ModeIs, Atom)
+
+
+def stable_hash(node: object) -> str:
     """A hash of a term or formula's structure that is the same in every run (Python's own
     `hash` of strings and frozensets changes with PYTHONHASHSEED): the verdict cache's key.
-    Provenance is left out; shared subterms are hashed once."""
+    Provenance is left out. Kept on each (interned) node it reaches, so that a subterm shared by
+    many obligations is hashed once per process: hashing each obligation's formulas afresh was
+    a third of a pre-commit run's analysis of vLLM's AITER MLA backend (bench/RESULTS.md,
+    "Verdict keys kept on the nodes")."""
+    if not isinstance(node, _HASHED):
+        raise TypeError(f"not a term or formula: {node!r}")
+    return _kept_on_nodes(node, "_stable", _stable_of)  # type: ignore[arg-type, return-value]
+
+
+def _stable_of(node: Term | Formula, below: list[object]) -> str:
     import hashlib
 
-    memo: dict[int, str] = {} if _memo is None else _memo
-    found = memo.get(id(node))
-    if found is not None:
-        return found
+    parts: list[str] = below  # type: ignore[assignment]  # the children's hashes
     if isinstance(node, Tagged):
-        result = stable_hash(node.inner, memo)
-    elif isinstance(node, (Const, Sym, RuntimeInt, Unknown, Atom, BoolConst)):
-        result = hashlib.sha256(repr(node).encode()).hexdigest()
+        return parts[0]
+    if isinstance(node, (Const, Sym, RuntimeInt, Unknown, Atom, BoolConst)):
+        text = repr(node)
     elif isinstance(node, RuntimeWidth):
-        result = hashlib.sha256(b"RuntimeWidth").hexdigest()
+        text = "RuntimeWidth"
     elif isinstance(node, ModeIs):
-        result = hashlib.sha256(("ModeIs" + ",".join(sorted(node.members))).encode()).hexdigest()
-    elif isinstance(node, BinOp):
-        result = hashlib.sha256(
-            f"BinOp{node.op}{stable_hash(node.left, memo)}{stable_hash(node.right, memo)}".encode()
-        ).hexdigest()
-    elif isinstance(node, Ite):
-        parts = (
-            stable_hash(node.cond, memo),
-            stable_hash(node.then, memo),
-            stable_hash(node.other, memo),
-        )
-        result = hashlib.sha256(("Ite" + "".join(parts)).encode()).hexdigest()
-    elif isinstance(node, Cmp):
-        result = hashlib.sha256(
-            f"Cmp{node.op}{stable_hash(node.left, memo)}{stable_hash(node.right, memo)}".encode()
-        ).hexdigest()
-    elif isinstance(node, (And, Or)):
-        inner = "".join(stable_hash(a, memo) for a in node.args)
-        result = hashlib.sha256((type(node).__name__ + inner).encode()).hexdigest()
-    elif isinstance(node, Not):
-        result = hashlib.sha256(("Not" + stable_hash(node.arg, memo)).encode()).hexdigest()
+        text = "ModeIs" + ",".join(sorted(node.members))
+    elif isinstance(node, (BinOp, Cmp)):
+        text = f"{type(node).__name__}{node.op}{parts[0]}{parts[1]}"
+    elif isinstance(node, (Ite, And, Or, Not)):
+        text = type(node).__name__ + "".join(parts)
     else:
         raise TypeError(f"not a term or formula: {node!r}")
-    memo[id(node)] = result
-    return result
+    return hashlib.sha256(text.encode()).hexdigest()
