@@ -155,3 +155,17 @@ def test_a_draft_factory_that_never_builds_the_backend() -> None:
     window of a backend registered under another name is never wrong there."""
     assert _scan("span", REGISTRY.replace("NAME", "wide")) == []
     assert [code for _, code, _ in _scan("span", REGISTRY.replace("NAME", "fast"))] == ["IDX001"]
+
+
+def test_the_factory_list_under_its_earlier_name_as_a_tuple() -> None:
+    """Releases before the list was `DRAFT_ATTENTION_BACKEND_CHOICES` kept the same choices as
+    a tuple, `_SUPPORTED_DRAFT_BACKENDS`: read either way."""
+    registry = REGISTRY.replace(
+        'DRAFT_ATTENTION_BACKEND_CHOICES = ["plain", "fast"]',
+        '_SUPPORTED_DRAFT_BACKENDS = (\n    "plain",\n    "fast",\n)',
+    )
+    assert _scan("span", registry.replace("NAME", "wide")) == []
+    assert [code for _, code, _ in _scan("span", registry.replace("NAME", "fast"))] == ["IDX001"]
+    # Two definitions that differ tell nothing: the exclusion is not assumed.
+    both = registry + '\nDRAFT_ATTENTION_BACKEND_CHOICES = ["other"]\n'
+    assert [code for _, code, _ in _scan("span", both.replace("NAME", "wide"))] == ["IDX001"]

@@ -56,6 +56,7 @@ from idxcheck.sym.terms import (
     conjuncts,
     const_value,
     disj,
+    formula_atom_keys,
     formula_atoms,
     formula_mentions_mode,
     neg,
@@ -204,8 +205,9 @@ class Checker:
                         runners = (ANY_RUNNER,)
                     for pair_pc, pair in self._pairings(partners, mode, pc_mode):
                         for runner in runners:
-                            if runner.selector is not None and runner.selector not in formula_atoms(
-                                pc_mode
+                            if (
+                                runner.selector is not None
+                                and runner.selector not in formula_atom_keys(pc_mode)
                             ):
                                 continue
                             claim = rule.claim(

@@ -34,7 +34,7 @@ from idxcheck.sym.terms import (
     Rewriter,
     conj,
     disj,
-    formula_atoms,
+    formula_atom_keys,
 )
 
 if TYPE_CHECKING:
@@ -148,8 +148,8 @@ class AlgorithmModel:
         factory = self._profile.draft_backend_factory
         if factory is None or not names:
             return None
-        list_name, algorithms, besides = factory
-        accepted = self._list(list_name)
+        list_names, algorithms, besides = factory
+        accepted = self._list(list_names)
         if accepted is None or names & (accepted | set(besides)):
             return None
         members = [m for m in algorithms if m in self.members]
@@ -158,9 +158,13 @@ class AlgorithmModel:
         worker = Atom(WORKER_ATOM, WORKER_TEXT)
         return Not(conj(worker, disj(*(algorithm_atom(m, self.setting) for m in members))))
 
-    def _list(self, name: str) -> set[str] | None:
-        """A module-level list of string literals named `name` in the tree (exactly one)."""
-        pattern = re.compile(rf"^{re.escape(name)}\s*=\s*(\[[^\]]*\])", re.MULTILINE)
+    def _list(self, names: tuple[str, ...]) -> set[str] | None:
+        """A module-level list or tuple of string literals under one of `names` in the tree
+        (releases renamed it: exactly one definition of one of them)."""
+        alternatives = "|".join(re.escape(name) for name in names)
+        pattern = re.compile(
+            rf"^(?:{alternatives})\s*=\s*(\[[^\]]*\]|\([^)]*\))", re.MULTILINE
+        )
         found = [m.group(1) for f in self._files for m in pattern.finditer(f.text)]
         if len(set(found)) != 1:
             return None
@@ -168,7 +172,7 @@ class AlgorithmModel:
             value = ast.literal_eval(found[0])
         except (ValueError, SyntaxError):
             return None
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             return None
         return set(value)
 
@@ -208,5 +212,5 @@ def exactly_one(members: tuple[str, ...], setting: str) -> Formula:
 def mentions_algorithm(formula: Formula) -> bool:
     """Whether the formula tests the algorithm or the worker."""
     return any(
-        key.startswith(ALGORITHM_ATOM) or key == WORKER_ATOM for key in formula_atoms(formula)
+        key.startswith(ALGORITHM_ATOM) or key == WORKER_ATOM for key in formula_atom_keys(formula)
     )

@@ -263,7 +263,7 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     _c(
         "DRAFT_BACKEND_FACTORY",
-        "(the module-level list of attention backend names that a draft worker's factory accepts, read from the scanned tree; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
+        "(the names the module-level list or tuple of attention backend names that a draft worker's factory accepts goes by in the scanned tree, one per release that renamed it; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
     ),
     _c(
         "WORKER_FLAGS",

@@ -205,7 +205,7 @@ class Profile:
     worker_flags: tuple[str, ...] = ()
     # (the tree's list of backend names a draft worker's factory accepts, the algorithms whose
     # draft workers it builds, names it builds besides); None: no such factory.
-    draft_backend_factory: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
+    draft_backend_factory: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
     # Constraints that hold where the server runs an algorithm: member -> constraints.
     algorithm_domain: dict[str, tuple[DomainConstraint, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
@@ -216,7 +216,9 @@ class Profile:
         if self.algorithm_enum and f"class {self.algorithm_enum}" in text:
             return True
         factory = self.draft_backend_factory
-        return factory is not None and f"{factory[0]} = [" in text
+        return factory is not None and any(
+            f"{name} = {bracket}" in text for name in factory[0] for bracket in "[("
+        )
 
     def role_of(self, name: str) -> Role | None:
         """The role of a variable, attribute, keyword or key name, by its words; None when it
@@ -414,11 +416,12 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
     )
 
 
-def _factory(value: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+def _factory(value: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
     if value is None:
         return None
     names, algorithms, besides = value
-    return str(names), tuple(algorithms), tuple(besides)
+    names = (names,) if isinstance(names, str) else tuple(names)
+    return names, tuple(algorithms), tuple(besides)
 
 
 def _padding(table: dict[str, Any]) -> dict[str, tuple[str, int, int, int, str, str]]:

@@ -264,14 +264,19 @@ ALGORITHM_DOMAIN: dict[str, tuple[tuple[str, str], ...]] = {
     )
     for member in ("DFLASH", "DSPARK")
 }
-# The factory that builds the draft worker's attention backend for some algorithms: (the
-# module-level list of backend names it accepts, read from the tree; those algorithms; names it
-# builds besides). 0.5.23 `build_draft_tp_worker` (`speculative/draft_worker_common.py`, the
+# The factory that builds the draft worker's attention backend for some algorithms: (the names
+# of the module-level list of backend names it accepts, read from the tree; those algorithms;
+# names it builds besides). 0.5.23 `build_draft_tp_worker` (`speculative/draft_worker_common.py`, the
 # DSPARK and DFLASH workers) takes a name of `DRAFT_ATTENTION_BACKEND_CHOICES`
-# (`arg_groups/choices.py`) and falls back to flashinfer or triton for any other; DSpark's
-# DeepSeek-V4 drafts take `dsv4`. A backend registered under none of them is never built by
-# such a draft worker.
-DRAFT_BACKEND_FACTORY = ("DRAFT_ATTENTION_BACKEND_CHOICES", ("DSPARK", "DFLASH"), ("dsv4",))
+# (`arg_groups/choices.py`, a list since 0.5.19) and falls back to flashinfer or triton for any
+# other; 0.5.16 to 0.5.18 name the same choices `_SUPPORTED_DRAFT_BACKENDS`, a tuple in
+# `draft_worker_common.py`; DSpark's DeepSeek-V4 drafts take `dsv4`. A backend registered under
+# none of them is never built by such a draft worker.
+DRAFT_BACKEND_FACTORY = (
+    ("DRAFT_ATTENTION_BACKEND_CHOICES", "_SUPPORTED_DRAFT_BACKENDS"),
+    ("DSPARK", "DFLASH"),
+    ("dsv4",),
+)
 
 # Runtime attributes a runner adds to its width, as domain symbols.
 RUNNER_SYMBOLS: dict[str, str] = {

@@ -475,6 +475,7 @@ def forget_specialisations() -> None:
     """Drop the shared rewriters, the `conj` and `disj` answers, and what they hold (after
     each file's analysis)."""
     _MODE_REWRITERS.clear()
+    _WIDTH_REWRITERS.clear()
     _CONJ_MEMO.clear()
     _DISJ_MEMO.clear()
 
@@ -484,12 +485,26 @@ def width_rewriter(width: Term) -> Rewriter:
     return Rewriter(term_leaf=lambda t: width if isinstance(t, RuntimeWidth) else None)
 
 
+# One rewriter per width (interned, so told apart by identity), shared until
+# `forget_specialisations` as the mode rewriters are: a file's path conditions share their
+# prefixes under each runner's width, and a rewriter per call rewrote them for each obligation
+# (bench/RESULTS.md, "Verdict keys kept on the nodes").
+_WIDTH_REWRITERS: dict[int, tuple[Term, Rewriter]] = {}
+
+
+def _width_rewriter(width: Term) -> Rewriter:
+    found = _WIDTH_REWRITERS.get(id(width))
+    if found is None or found[0] is not width:
+        found = _WIDTH_REWRITERS[id(width)] = (width, width_rewriter(width))
+    return found[1]
+
+
 def substitute_width(term: Term, width: Term) -> Term:
-    return width_rewriter(width).term(term)
+    return _width_rewriter(width).term(term)
 
 
 def substitute_width_formula(formula: Formula, width: Term) -> Formula:
-    return width_rewriter(width).formula(formula)
+    return _width_rewriter(width).formula(formula)
 
 
 def _walk(root: object) -> Iterator[object]:
@@ -552,6 +567,19 @@ def _names_of(node: Term | Formula, below: list[object]) -> frozenset[str]:
 def formula_atoms(formula: Formula) -> dict[str, str]:
     """key -> text of every opaque condition in `formula` (and in its terms' conditions)."""
     return {n.key: n.text for n in _walk(formula) if isinstance(n, Atom)}
+
+
+def formula_atom_keys(formula: Formula) -> frozenset[str]:
+    """The keys of `formula_atoms`, kept on each (interned) node: asked of every obligation's
+    path condition, which share most of their nodes (bench/RESULTS.md, "Verdict keys kept on
+    the nodes")."""
+    return _kept_on_nodes(formula, "_atom_keys", _atom_keys_of)  # type: ignore[return-value]
+
+
+def _atom_keys_of(node: Term | Formula, below: list[object]) -> frozenset[str]:
+    if isinstance(node, Atom):
+        return frozenset((node.key,))
+    return _NO_SYMBOLS.union(*below)  # type: ignore[arg-type]
 
 
 def term_size(term: Term, limit: int = 10_000) -> int:
