@@ -34,9 +34,14 @@ T = TypeVar("T")
 
 def profile_of_file(path: str, cache: dict[str, str] | None = None) -> str:
     """The profile of the file at `path`: that of the nearest enclosing package folder the
-    table names, else the default."""
+    table names, else the default. `cache`: folder -> profile, by the folders as given as
+    well as absolute, so that the files of one folder cost one `abspath` (a walk of thousands
+    of files: bench/RESULTS.md, "Verdict keys kept on the nodes")."""
+    given = os.path.dirname(path)
+    if cache is not None and given in cache:
+        return cache[given]
     folder = os.path.dirname(os.path.abspath(path))
-    seen: list[str] = []
+    seen: list[str] = [given]
     found = DEFAULT_PROFILE
     while True:
         if cache is not None and folder in cache:
