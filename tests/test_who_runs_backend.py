@@ -5,6 +5,8 @@ factory accepts (`idxcheck.facts.algorithms`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from idxcheck.app.run import scan, scan_source
 from idxcheck.model.config import Config
 
@@ -169,3 +171,42 @@ def test_the_factory_list_under_its_earlier_name_as_a_tuple() -> None:
     # Two definitions that differ tell nothing: the exclusion is not assumed.
     both = registry + '\nDRAFT_ATTENTION_BACKEND_CHOICES = ["other"]\n'
     assert [code for _, code, _ in _scan("span", both.replace("NAME", "wide"))] == ["IDX001"]
+
+
+WORKER = """
+class StepWorker:
+    def draft_extend(self, batch):
+        batch.forward_mode = ForwardMode.DRAFT_EXTEND_V2
+        return batch
+"""
+
+
+def _scan_tree(tmp_path: Path, worker_file: str) -> list[str]:
+    """The backend's draft-extend width is the DSpark draft's, compared with a runner that
+    captures in DRAFT_EXTEND_V2; `worker_file` is where the tree puts a batch in that mode."""
+    runner = """
+class ExtendGraphRunner:
+    def __init__(self, model_runner):
+        self.capture_forward_mode = ForwardMode.DRAFT_EXTEND_V2
+        self.captured_req_width = model_runner.server_args.speculative_num_draft_tokens
+
+"""
+    backend = BACKEND.replace("is_dllm_extend()", "is_draft_extend_v2()").replace(
+        "WIDTH",
+        "span - 1 if model_runner.is_draft_worker and "
+        "model_runner.spec_algorithm.is_dspark() else span",
+    )
+    (tmp_path / "span.py").write_text("import torch\n" + ENUM + runner + backend)
+    (tmp_path / worker_file).write_text(WORKER)
+    result = scan([str(tmp_path)], STRICT)
+    assert result.errors == []
+    return [f.code for f in result.findings]
+
+
+def test_a_mode_only_the_eagle_workers_run_is_not_a_dspark_server_s(tmp_path: Path) -> None:
+    """Only the EAGLE workers put a batch in DRAFT_EXTEND_V2: a DSpark server never runs it,
+    and the DSpark draft's width there is no finding. A producer elsewhere keeps it one."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _scan_tree(tmp_path / "a", "eagle_worker_v2.py") == []
+    assert _scan_tree(tmp_path / "b", "step_worker.py") == ["IDX001"]

@@ -152,7 +152,7 @@ class Checker:
         """`_check` with what is known of who runs the backend, as `decide` asks it."""
 
         def check(assumptions: Formula, violation: Formula) -> SolveResult:
-            return self._check(self._who_runs(assumptions, ob.claim.holds), violation)
+            return self._check(self._who_runs(assumptions, ob.claim.holds, ob.mode), violation)
 
         return check
 
@@ -459,7 +459,7 @@ class Checker:
                 regular.append(conj(guard, neg(case)))
         verdict = Verdict.PROVED
         outcome = Outcome(obligation, verdict)
-        assumptions = self._who_runs(obligation.assumptions, holds)
+        assumptions = self._who_runs(obligation.assumptions, holds, obligation.mode)
         if regular:
             violation = disj(*regular)
             result = self._check(assumptions, violation)
@@ -487,11 +487,12 @@ class Checker:
             self.on_decided()
         return outcome
 
-    def _who_runs(self, assumptions: Formula, holds: Formula) -> Formula:
+    def _who_runs(self, assumptions: Formula, holds: Formula, mode: str) -> Formula:
         """The assumptions, where they or the claim test the algorithm or the worker, with
         what is known of who runs the backend (`idxcheck.facts.algorithms`): the server runs
-        exactly one algorithm of the tree's enum, and the draft workers that a factory builds
-        run only the backends it builds."""
+        exactly one algorithm of the tree's enum, the draft workers that a factory builds
+        run only the backends it builds, and a server of some algorithms never runs `mode`
+        (`RuntimeModel.algorithms_not_run`)."""
         algorithms = self.algorithms
         if algorithms is None or not mentions_algorithm(conj(assumptions, holds)):
             return assumptions
@@ -500,6 +501,9 @@ class Checker:
             found.append(exactly_one(algorithms.members, algorithms.setting))
         if self.draft_exclusion is not None:
             found.append(self.draft_exclusion)
+        for member in self.runtime.algorithms_not_run.get(mode, ()):
+            if member in algorithms.members:
+                found.append(neg(algorithm_atom(member, algorithms.setting)))
         for member, rows in self.profile.algorithm_domain.items():
             if member in algorithms.members:
                 atom = algorithm_atom(member, algorithms.setting)

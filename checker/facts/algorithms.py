@@ -162,9 +162,7 @@ class AlgorithmModel:
         """A module-level list or tuple of string literals under one of `names` in the tree
         (releases renamed it: exactly one definition of one of them)."""
         alternatives = "|".join(re.escape(name) for name in names)
-        pattern = re.compile(
-            rf"^(?:{alternatives})\s*=\s*(\[[^\]]*\]|\([^)]*\))", re.MULTILINE
-        )
+        pattern = re.compile(rf"^(?:{alternatives})\s*=\s*(\[[^\]]*\]|\([^)]*\))", re.MULTILINE)
         found = [m.group(1) for f in self._files for m in pattern.finditer(f.text)]
         if len(set(found)) != 1:
             return None

@@ -40,3 +40,24 @@ def modes_not_run(
         for mode, why in profile.worker_modes.items()
         if mode in members and mode not in produced
     }
+
+
+def algorithms_not_run(
+    files: Iterable[SourceFile], profile: Profile, members: Iterable[str]
+) -> dict[str, tuple[str, ...]]:
+    """For each mode of the profile's `algorithm_modes` among `members`: the algorithms whose
+    servers never run it, where every file of the tree that puts a batch in it has the
+    profile's word in its path (and one does). A producer elsewhere, or none among the
+    scanned files, assumes nothing."""
+    wanted = {m: entry for m, entry in profile.algorithm_modes.items() if m in set(members)}
+    if not wanted:
+        return {}
+    producers: dict[str, list[str]] = {}
+    for source in files:
+        for mode in file_batch_modes(source, profile) & set(wanted):
+            producers.setdefault(mode, []).append(source.path)
+    return {
+        mode: algorithms
+        for mode, (algorithms, word, _why) in wanted.items()
+        if producers.get(mode) and all(word in path for path in producers[mode])
+    }

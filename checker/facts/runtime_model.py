@@ -41,6 +41,9 @@ class RuntimeModel:
     most: dict[str, tuple[RunnerWidth, ...]] = field(default_factory=dict)
     # Modes of the tree that do not run, each with why (`idxcheck.facts.batch_modes`).
     not_run: dict[str, str] = field(default_factory=dict)
+    # Per mode, the speculative algorithms whose servers never run it
+    # (`idxcheck.facts.batch_modes.algorithms_not_run`).
+    algorithms_not_run: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def for_mode(self, mode: str, most: bool = False) -> tuple[RunnerWidth, ...]:
         """The runners of `mode` with their width per request; `most`: with the most tokens

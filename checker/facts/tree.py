@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
-from idxcheck.facts.batch_modes import modes_not_run
+from idxcheck.facts.batch_modes import algorithms_not_run, modes_not_run
 from idxcheck.facts.constraints import constraints_forced, states_mode_constraint
 from idxcheck.facts.modes import ModeModel, mentioned_members
 from idxcheck.facts.ports import FileMemo
@@ -144,7 +144,13 @@ def runtime_model_from_tree(
         for mode, packed in profile.packed_modes.items()
     }
     not_run = modes_not_run(tree.files, profile, modes.members)
-    return RuntimeModel(widths_by_mode, default.phase_widths, most=most, not_run=not_run)
+    return RuntimeModel(
+        widths_by_mode,
+        default.phase_widths,
+        most=most,
+        not_run=not_run,
+        algorithms_not_run=algorithms_not_run(tree.files, profile, modes.members),
+    )
 
 
 def _read_runners(

@@ -266,6 +266,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "(the names the module-level list or tuple of attention backend names that a draft worker's factory accepts goes by in the scanned tree, one per release that renamed it; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
     ),
     _c(
+        "ALGORITHM_MODES",
+        "Mode -> (members of `ALGORITHM_ENUM` whose servers never run it, a word of the path of every file that puts a batch in it, why): checked against the files that put a batch in the mode.",
+    ),
+    _c(
         "WORKER_FLAGS",
         "Attributes of runtime objects that are true where a draft worker runs the backend (and its graph runners): one condition backends and runners share.",
     ),

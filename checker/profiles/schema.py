@@ -160,6 +160,8 @@ class Profile:
     # batches show that the workers are scanned.
     worker_modes: dict[str, str] = field(default_factory=dict)
     worker_evidence: tuple[str, ...] = ()
+    # mode -> (algorithms whose servers never run it, a word of every producer's path, why).
+    algorithm_modes: dict[str, tuple[tuple[str, ...], str, str]] = field(default_factory=dict)
     idioms: TreeIdioms = field(default_factory=TreeIdioms)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
     # Library calls whose parameters have a role: called name -> (receiver words that exclude
@@ -370,6 +372,10 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         ),
         worker_modes=dict(getattr(module, "WORKER_MODES", {})),
         worker_evidence=tuple(getattr(module, "WORKER_EVIDENCE", ())),
+        algorithm_modes={
+            mode: (tuple(members), str(word), str(why))
+            for mode, (members, word, why) in getattr(module, "ALGORITHM_MODES", {}).items()
+        },
         idioms=_idioms(module),
         launch=LaunchSpec(
             command=getattr(module, "LAUNCH_COMMAND", ""),

@@ -196,6 +196,22 @@ WORKER_MODES: dict[str, str] = {
 }
 WORKER_EVIDENCE = ("TARGET_VERIFY", "DRAFT_EXTEND_V2")
 
+# Modes only the workers of some algorithms put a batch in: mode -> (the algorithms whose
+# servers never run it, a word of the path of every file that may put a batch in it, why).
+# Checked against the tree: where a file whose path lacks the word puts a batch in the mode
+# (`idxcheck.facts.batch_modes`), nothing is assumed. In 0.4.10.post2 to 0.5.23 only the EAGLE
+# workers (`speculative/eagle_worker*.py`) put a batch in a draft-extend mode: a server without
+# a speculative algorithm, or with the n-gram, DFlash or DSpark one, whose workers are their
+# own, never runs it.
+ALGORITHM_MODES: dict[str, tuple[tuple[str, ...], str, str]] = {
+    mode: (
+        ("NONE", "NGRAM", "DFLASH", "DSPARK"),
+        "eagle_worker",
+        "only the EAGLE workers put a batch in it",
+    )
+    for mode in ("DRAFT_EXTEND", "DRAFT_EXTEND_V2")
+}
+
 # `resolve_num_tokens_per_req(phase=...)` and friends: the width of a phase as the runtime
 # computes it. Calls to these give the backend the runtime's own width for that phase.
 PHASE_WIDTHS: dict[str, str] = {
