@@ -539,6 +539,7 @@ PREFILTER = (
     "class ForwardMode",
     "class SpeculativeAlgorithm",
     "DRAFT_ATTENTION_BACKEND_CHOICES = [",
+    "_SUPPORTED_DRAFT_BACKENDS = (",
 )
 
 # How the tree states its own facts, read from its text (`idxcheck.facts`).
