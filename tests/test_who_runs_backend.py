@@ -210,3 +210,17 @@ def test_a_mode_only_the_eagle_workers_run_is_not_a_dspark_server_s(tmp_path: Pa
     (tmp_path / "b").mkdir()
     assert _scan_tree(tmp_path / "a", "eagle_worker_v2.py") == []
     assert _scan_tree(tmp_path / "b", "step_worker.py") == ["IDX001"]
+
+
+def test_a_backend_of_a_device_the_algorithm_does_not_run_on() -> None:
+    """The tree's argument hook says DSpark runs on CUDA or NPU: a backend registered only for
+    Intel's XPU never runs with it, nor its draft worker. Where the hook also names XPU, or
+    says nothing, the backend is compared as any other."""
+    hook = '\ndef check(args):\n    raise ValueError("DSpark speculative decoding only supports {} device.")\n'
+    registry = REGISTRY.replace('"plain", "fast"', '"plain", "intel_xpu"').replace(
+        "NAME", "intel_xpu"
+    )
+    assert _scan("span", registry + hook.format("CUDA or NPU")) == []
+    codes = [code for _, code, _ in _scan("span", registry + hook.format("CUDA, NPU or XPU"))]
+    assert codes == ["IDX001"]
+    assert [code for _, code, _ in _scan("span", registry)] == ["IDX001"]

@@ -31,7 +31,7 @@ from idxcheck.source.files import Block, ClassSource, SourceError, SourceFile, s
 from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
 from idxcheck.source.modules import FunctionIndex
 from idxcheck.source.tree import HitLines
-from idxcheck.sym.terms import Formula, Term, forget_specialisations
+from idxcheck.sym.terms import Formula, Term, conj, forget_specialisations
 
 
 class UnsupportedSiteError(Exception):
@@ -228,8 +228,9 @@ def check_facts(
         checker.class_domain = drafter_domain(checker.profile, class_facts)
         checker.mode_constraints = constraints.per_mode if constraints else {}
         checker.draft_exclusion = (
-            checker.algorithms.draft_exclusion(
-                constraints.names_for_class(class_facts.name, class_facts.bases)
+            _who_never_runs(
+                checker.algorithms,
+                constraints.names_for_class(class_facts.name, class_facts.bases),
             )
             if checker.algorithms is not None and constraints is not None
             else None
@@ -446,3 +447,14 @@ def _companions(outcome: Outcome, outcomes: list[Outcome]) -> dict[str, Term]:
         if fields and next(iter(fields)) not in found:
             found.update(fields)
     return found
+
+
+def _who_never_runs(algorithms: AlgorithmModel, names: set[str]) -> Formula | None:
+    """What the tree says of a backend registered under `names`: the draft workers that never
+    build it, and the algorithms that never run on its device (`AlgorithmModel`)."""
+    found = [
+        f
+        for f in (algorithms.draft_exclusion(names), algorithms.device_exclusion(names))
+        if f is not None
+    ]
+    return conj(*found) if found else None

@@ -158,6 +158,31 @@ class AlgorithmModel:
         worker = Atom(WORKER_ATOM, WORKER_TEXT)
         return Not(conj(worker, disj(*(algorithm_atom(m, self.setting) for m in members))))
 
+    def device_exclusion(self, names: set[str]) -> Formula | None:
+        """For a backend registered under `names`, each built for one device
+        (`Profile.backend_devices`): "the server runs none of the algorithms that the tree says
+        do not run on those devices" (`Profile.algorithm_devices`); None where nothing is
+        known (a name of no single device, no message found)."""
+        devices = {self._profile.backend_devices.get(name) for name in names}
+        if not names or None in devices:
+            return None
+        excluded: list[Formula] = []
+        for member, words in self._profile.algorithm_devices.items():
+            supported = self._devices(words) if member in self.members else None
+            if supported is not None and not devices & supported:
+                excluded.append(Not(algorithm_atom(member, self.setting)))
+        return conj(*excluded) if excluded else None
+
+    def _devices(self, words: str) -> set[str | None] | None:
+        """The devices of the tree's one message that starts with `words` ("... only supports
+        CUDA, NPU or XPU device"), lower case; None where there is not exactly one."""
+        pattern = re.compile(rf"{re.escape(words)} ([A-Za-z, ]+?) devices?\b")
+        found = {m.group(1) for f in self._files for m in pattern.finditer(f.text)}
+        if len(found) != 1:
+            return None
+        parts = re.split(r",|\bor\b|\band\b", found.pop())
+        return {part.strip().lower() for part in parts if part.strip()}
+
     def _list(self, names: tuple[str, ...]) -> set[str] | None:
         """A module-level list or tuple of string literals under one of `names` in the tree
         (releases renamed it: exactly one definition of one of them)."""

@@ -266,6 +266,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "(the names the module-level list or tuple of attention backend names that a draft worker's factory accepts goes by in the scanned tree, one per release that renamed it; the algorithms whose draft workers it builds; names it builds besides): a backend registered under none of them is never run by such a draft worker.",
     ),
     _c(
+        "ALGORITHM_DEVICES",
+        "Member of `ALGORITHM_ENUM` -> the words the tree's error message that lists the devices it runs on starts with (read from the tree; nothing is assumed where it is not found).",
+    ),
+    _c(
+        "BACKEND_DEVICES",
+        "Registry name of an attention backend built for one device -> that device: a backend registered only under such names never runs with an algorithm its device does not support (`ALGORITHM_DEVICES`).",
+    ),
+    _c(
         "ALGORITHM_MODES",
         "Mode -> (members of `ALGORITHM_ENUM` whose servers never run it, a word of the path of every file that puts a batch in it, why): checked against the files that put a batch in the mode.",
     ),

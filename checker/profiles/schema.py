@@ -208,6 +208,10 @@ class Profile:
     # (the tree's list of backend names a draft worker's factory accepts, the algorithms whose
     # draft workers it builds, names it builds besides); None: no such factory.
     draft_backend_factory: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
+    # member -> the words of the message that lists the devices it runs on (`ALGORITHM_DEVICES`).
+    algorithm_devices: dict[str, str] = field(default_factory=dict)
+    # registry name -> the one device a backend registered under it runs on.
+    backend_devices: dict[str, str] = field(default_factory=dict)
     # Constraints that hold where the server runs an algorithm: member -> constraints.
     algorithm_domain: dict[str, tuple[DomainConstraint, ...]] = field(default_factory=dict)
     _role_cache: dict[str, Role | None] = field(default_factory=dict, compare=False, repr=False)
@@ -216,6 +220,8 @@ class Profile:
         """Whether a file's text may hold what `facts.algorithms.AlgorithmModel` reads: the
         speculative-algorithm enum, or the list of the draft backends a factory builds."""
         if self.algorithm_enum and f"class {self.algorithm_enum}" in text:
+            return True
+        if any(words in text for words in self.algorithm_devices.values()):
             return True
         factory = self.draft_backend_factory
         return factory is not None and any(
@@ -393,6 +399,8 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         algorithm_parsers=tuple(getattr(module, "ALGORITHM_PARSERS", ())),
         worker_flags=tuple(getattr(module, "WORKER_FLAGS", ())),
         draft_backend_factory=_factory(getattr(module, "DRAFT_BACKEND_FACTORY", None)),
+        algorithm_devices=dict(getattr(module, "ALGORITHM_DEVICES", {})),
+        backend_devices=dict(getattr(module, "BACKEND_DEVICES", {})),
         algorithm_domain={
             member: tuple(DomainConstraint(t, why, parse_formula(t, aliases)) for t, why in rows)
             for member, rows in getattr(module, "ALGORITHM_DOMAIN", {}).items()

@@ -288,6 +288,15 @@ ALGORITHM_DOMAIN: dict[str, tuple[tuple[str, str], ...]] = {
 # other; 0.5.16 to 0.5.18 name the same choices `_SUPPORTED_DRAFT_BACKENDS`, a tuple in
 # `draft_worker_common.py`; DSpark's DeepSeek-V4 drafts take `dsv4`. A backend registered under
 # none of them is never built by such a draft worker.
+# Where the tree says on which devices an algorithm runs: member -> the words its argument
+# hook's error message starts with, followed by the devices ("DSpark speculative decoding only
+# supports CUDA or NPU device.": 0.5.19 to 0.5.22; CUDA alone in 0.5.16, CUDA, NPU or XPU in
+# 0.5.23). Read from the tree; where the message is not found, nothing is assumed.
+ALGORITHM_DEVICES: dict[str, str] = {"DSPARK": "DSpark speculative decoding only supports"}
+# Attention backends built for one device only: registry name -> that device (the names of
+# `ALGORITHM_DEVICES`' messages, lower case). A backend registered only under such names never
+# runs with an algorithm its device does not support.
+BACKEND_DEVICES: dict[str, str] = {"intel_xpu": "xpu", "ascend": "npu"}
 DRAFT_BACKEND_FACTORY = (
     ("DRAFT_ATTENTION_BACKEND_CHOICES", "_SUPPORTED_DRAFT_BACKENDS"),
     ("DSPARK", "DFLASH"),
@@ -540,6 +549,7 @@ PREFILTER = (
     "class SpeculativeAlgorithm",
     "DRAFT_ATTENTION_BACKEND_CHOICES = [",
     "_SUPPORTED_DRAFT_BACKENDS = (",
+    "DSpark speculative decoding only supports",
 )
 
 # How the tree states its own facts, read from its text (`idxcheck.facts`).
