@@ -1,8 +1,9 @@
 """Two versions of idxcheck side by side in one run: the cold scan, the warm scan and the three
-pre-commit timings of `bench.speed` on a whole SGLang release, alternating the versions run by
-run so that both see the same machine state.
+pre-commit timings of `bench.speed` on a whole SGLang or vLLM release, alternating the versions
+run by run so that both see the same machine state.
 
-    python -m bench.ab_speed BEFORE [AFTER] [--version 0.5.23] [--runs 5] [--warm-runs 11]
+    python -m bench.ab_speed BEFORE [AFTER] [--project sglang|vllm] [--version V] [--runs 5]
+        [--warm-runs 11]
 
 BEFORE and AFTER are git refs (AFTER defaults to the working tree); each is imported from a
 checkout of its own (`bench.checkout`) with its own cache folder and its own copy of the tree
@@ -25,13 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.checkout import imported_from, package_at
-from bench.sglang_tree import sglang_tree
-from bench.speed import PROJECTS, Run, count_files, measure
-
-# The SGLang edits of `bench.speed`.
-BACKEND = PROJECTS["sglang"].backend
-FACTS_BACKEND = PROJECTS["sglang"].facts_file
-RENAMED = PROJECTS["sglang"].renamed
+from bench.speed import PROJECTS, Project, Run, count_files, measure
 
 KINDS = ("cold", "warm", "hook: comment", "hook: method", "hook: facts backend")
 
@@ -64,30 +59,31 @@ def prepare(version: Version, tree: Path) -> None:
     """Its cache filled by a whole-tree scan, its copy of the tree for the hooks committed once."""
     version.base.mkdir(parents=True)
     measure(scan(str(tree)), env=version.env)
-    shutil.copytree(tree, version.project / "sglang")
+    shutil.copytree(tree, version.project / tree.name)
     (version.project / "pyproject.toml").write_text("[tool.idxcheck]\n")
 
 
-def hooks(version: Version, run: int) -> None:
+def hooks(version: Version, run: int, edits: Project, package: str) -> None:
     """The three pre-commit runs of `bench.speed`, each edit new to the cache."""
     project, env = version.project, version.env
+    stem, facts_stem = edits.renamed.removesuffix("("), edits.facts_renamed.removesuffix("(")
     for kind, path, edit in (
-        ("hook: comment", BACKEND, lambda text: text + f"# edit {run}\n"),
+        ("hook: comment", edits.backend, lambda text: text + f"# edit {run}\n"),
         (
             "hook: method",
-            BACKEND,
-            lambda text: text.replace(RENAMED, f"def forward_decode_{run}(", 1),
+            edits.backend,
+            lambda text: text.replace(edits.renamed, f"{stem}_{run}(", 1),
         ),
         (
             "hook: facts backend",
-            FACTS_BACKEND,
-            lambda text: text.replace(RENAMED, f"def forward_decode_f{run}(", 1),
+            edits.facts_file,
+            lambda text: text.replace(edits.facts_renamed, f"{facts_stem}_f{run}(", 1),
         ),
     ):
-        target = project / "sglang" / path
+        target = project / package / path
         original = target.read_text()
         target.write_text(edit(original))
-        hook = scan("--changed-only", str(Path("sglang") / path))
+        hook = scan("--changed-only", str(Path(package) / path))
         version.runs[kind].append(measure(hook, cwd=project, env=env))
         target.write_text(original)
 
@@ -103,12 +99,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before")
     parser.add_argument("after", nargs="?")
-    parser.add_argument("--version", default="0.5.23")
+    parser.add_argument("--project", choices=sorted(PROJECTS), default="sglang")
+    parser.add_argument("--version", help="the release (default: 0.5.23 or 0.33.0)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm-runs", type=int, default=11)
     options = parser.parse_args()
-    tree = sglang_tree(options.version)
-    print(f"# sglang {options.version}: {count_files(tree)} files")
+    edits = PROJECTS[options.project]
+    release = options.version or edits.default_version
+    tree = edits.download(release)
+    print(f"# {options.project} {release}: {count_files(tree)} files")
     print(f"# {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {options.before} against {options.after or 'the working tree'}"
@@ -123,8 +122,12 @@ def main() -> None:
             prepare(version, tree)
         # A checkout's files are older than the time within which a stamp is not trusted.
         time.sleep(2.5)
+
+        def hook_runs(version: Version, run: int) -> None:
+            hooks(version, run, edits, tree.name)
+
         for version in versions:
-            hooks(version, 1000)  # the first commit fills each cache
+            hook_runs(version, 1000)  # the first commit fills each cache
             for kind in KINDS:
                 version.runs[kind].clear()
 
@@ -136,7 +139,7 @@ def main() -> None:
 
         alternate(versions, options.runs, cold)
         alternate(versions, options.warm_runs, warm)
-        alternate(versions, options.runs, hooks)
+        alternate(versions, options.runs, hook_runs)
         before, after = versions
         print(f"{'':22} {'before':>9} {'after':>9}  after/before  (wall; CPU)")
         for kind in KINDS:
