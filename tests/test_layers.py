@@ -21,7 +21,7 @@ PACKAGE_DIRS = {
 # alone (else a package left out of the table would fall silently into the bottom layer).
 ROOT_PACKAGE = "idxcheck"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("idxcheck", "idxcheck.model"),
+    ("idxcheck", "idxcheck.model", "idxcheck.memo"),
     ("idxcheck.sym",),
     ("idxcheck.profiles",),
     ("idxcheck.source",),
@@ -35,7 +35,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("idxcheck.report",),
     ("idxcheck.runtime_kernels",),
     ("idxcheck.app", "idxcheck.api"),
-    ("idxcheck.cli", "idxcheck.__main__"),
+    ("idxcheck.cli",),
+    ("idxcheck.entry", "idxcheck.__main__"),
 )
 
 

@@ -681,7 +681,7 @@ def untag_formula(formula: Formula) -> Formula:
 
 
 # The node classes `stable_hash` knows.
-_HASHED = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged)
+_HASHED: tuple[type, ...] = (Const, Sym, RuntimeWidth, RuntimeInt, Unknown, BinOp, Ite, Tagged)
 _HASHED += (BoolConst, Cmp, And, Or, Not, ModeIs, Atom)
 
 
