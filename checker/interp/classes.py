@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.interp.enums import enum_member
+from idxcheck.interp.fills import other_uses
 from idxcheck.interp.handoffs import allocations_in, handoff_bindings
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
@@ -290,7 +291,13 @@ def _refills_and_stores(
     first, so that a refill through a stored entry resolves too). A class that preallocates
     no layout and stores no entry has none of either to learn (most classes): nothing runs
     again, and the names its writes in place were seen under are kept."""
-    storing = [fn for name, fn in methods.items() if name != "__init__" and _stores_entries(fn)]
+    # A method that reaches a base's through `super()` stores what that one stores.
+    inherits = any(_stores_entries(fn) for fn in base_methods.values())
+    storing = [
+        fn
+        for name, fn in methods.items()
+        if name != "__init__" and (_stores_entries(fn) or (inherits and _calls_super(fn)))
+    ]
     if not storing and not any(_holds_layout(v) for v in attrs.values()):
         return Refills(names=set(collector.refilled)), KeyedStores()
     resolver = ClassInterpreter(
@@ -305,6 +312,10 @@ def _refills_and_stores(
     for fn in storing:
         resolver.run(fn, resolver.entry_args(fn))
     stores = resolver.stores
+    if stores.fills:
+        # A list the class also changes otherwise holds more than what its loops append.
+        for attr, reason in other_uses(methods.values(), set(stores.fills)).items():
+            stores.refuse(attr, reason)
     # Refills are read again once the stores are complete.
     reader = ClassInterpreter(
         ctx,
@@ -333,7 +344,16 @@ def _holds_layout(value: Value) -> bool:
 
 
 _IN_PLACE = re.compile(r"\]\s*=[^=]|\.(?:copy_|fill_|zero_|index_copy_|scatter_|masked_fill_)\(")
-_STORES_ENTRY = re.compile(r"self\.[A-Za-z_0-9]+\s*\[[^\]:]*\]\s*=[^=]")
+_STORES_ENTRY = re.compile(
+    r"self\.[A-Za-z_0-9]+\s*\[[^\]:]*\]\s*=[^=]|self\.[A-Za-z_0-9]+\s*\.\s*append\("
+)
+
+
+_SUPER_CALL = re.compile(r"\bsuper\(\s*\)\s*\.")
+
+
+def _calls_super(fn: FunctionSource) -> bool:
+    return bool(_SUPER_CALL.search(fn.raw_text()))
 
 
 def _stores_entries(fn: FunctionSource) -> bool:
