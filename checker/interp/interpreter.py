@@ -1171,7 +1171,14 @@ class ClassInterpreter:
         if isinstance(inner, cst.Index):
             index = self.eval(inner.value, state, frame)
             listed = _self_attr_name(node.value)
-            if isinstance(index, IntV) and listed is not None and self.stores.fills_list(listed):
+            if (
+                isinstance(index, IntV)
+                and listed is not None
+                and not self.record_stores
+                and self.stores.fills_list(listed)
+            ):
+                # (Only where the class's stores are complete: whether the class also changes
+                # the list otherwise is known once every method was read.)
                 return self._list_entry(base, listed, index.term, state)
             if isinstance(index, IntV) and isinstance(base, (DictV, ChoiceV)):
                 attr = _self_attr_name(node.value)
