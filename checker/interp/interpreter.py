@@ -192,6 +192,7 @@ class ClassInterpreter:
         record: bool = True,
         base_methods: dict[str, FunctionSource] | None = None,
         stores: KeyedStores | None = None,
+        supers: dict[tuple[str, str], dict[str, FunctionSource]] | None = None,
     ) -> None:
         self.ctx = ctx
         self.profile = ctx.profile
@@ -201,6 +202,9 @@ class ClassInterpreter:
         self.forward_state_attrs = forward_state_attrs
         self.record = record
         self.base_methods = base_methods or {}
+        # What `super()` reaches from a method of each class of the hierarchy, by the class's
+        # file and name: from a base's method, the bases of that base.
+        self.supers = supers or {}
         self.bindings: list[Binding] = []
         self.self_writes: dict[str, list[Value]] = {}
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
@@ -1684,7 +1688,7 @@ class ClassInterpreter:
             )
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
-        dests = self._destinations(node, func)
+        dests = self._destinations(node, func, frame)
         writer = self._writer(node, func)
         for arg in node.args:
             value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
@@ -1772,7 +1776,17 @@ class ClassInterpreter:
             )
         )
 
-    def _destinations(self, node: cst.Call, func: Value) -> CallDestinations:
+    def _super_methods(self, frame: Frame) -> dict[str, FunctionSource]:
+        """The methods `super()` reaches in the method `frame` runs: those of its class's bases
+        (a base's method that calls `super()` reaches the bases of that base)."""
+        fn = frame.fn
+        if fn.owner is not None:
+            found = self.supers.get((fn.file.path, fn.owner))
+            if found is not None:
+                return found
+        return self.base_methods
+
+    def _destinations(self, node: cst.Call, func: Value, frame: Frame) -> CallDestinations:
         """The role-named parameters this call hands its arguments to."""
         if isinstance(func, ClassRefV):
             return NO_DESTINATIONS  # a dataclass: its fields are bound as it is built
@@ -1782,7 +1796,7 @@ class ClassInterpreter:
             method = (
                 self.methods.get(func.name)
                 if isinstance(func.receiver, SelfV)
-                else self.base_methods.get(func.name)
+                else self._super_methods(frame).get(func.name)
             )
             if method is None:
                 return NO_DESTINATIONS
@@ -1945,7 +1959,7 @@ class ClassInterpreter:
                 return self.inline(fn, args, kwargs, node, state, frame)
             return UnknownV(f"`self.{name}()` is not defined in `{self.class_name}`")
         if isinstance(receiver, SuperV):
-            fn = self.base_methods.get(name)
+            fn = self._super_methods(frame).get(name)
             if fn is not None:
                 return self.inline(fn, args, kwargs, node, state, frame, as_self=True)
             return UnknownV(f"`super().{name}()` is not in the scanned tree")
