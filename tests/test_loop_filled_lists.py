@@ -19,7 +19,7 @@ from idxcheck.interp.values import BufferV, IntV, LayoutV, UnboundV, UnknownV
 from idxcheck.model.findings import ScanResult
 from idxcheck.model.spans import Loc, Span
 from idxcheck.model.verdicts import Verdict
-from idxcheck.source.files import SourceFile
+from idxcheck.source.files import FunctionSource, SourceFile
 from idxcheck.sym.terms import TRUE, Atom, Const, Formula, Sym, Term, binop, cmp, conj, conjuncts
 
 K = Sym("@loop:test")
@@ -145,18 +145,10 @@ def test_which_appends_give_entry_k_to_iteration_k(text: str, reason: str | None
     assert set(_reasons(text)) == {reason}
 
 
-def _methods(text: str) -> list[object]:
-    from idxcheck.source.files import FunctionSource
-
+def _methods(text: str) -> list[FunctionSource]:
     source = SourceFile("m.py", text)
-    module = cst.parse_module(text)
-    (cls,) = [s for s in module.body if isinstance(s, cst.ClassDef)]
-    assert isinstance(cls.body, cst.IndentedBlock)
-    return [
-        FunctionSource(source, stmt, 1, 4, "K")
-        for stmt in cls.body.body
-        if isinstance(stmt, cst.FunctionDef)
-    ]
+    (block,) = [b for b in source.blocks if b.kind == "class"]
+    return list(source.class_source(block).methods.values())
 
 
 @pytest.mark.parametrize(
@@ -183,7 +175,7 @@ def test_a_list_used_otherwise_is_not_what_its_loop_appends(use: str, reason: st
         "    def replay(self, bs, x):\n"
         f"        {use}\n"
     )
-    found = other_uses(_methods(text), {"rows"})  # type: ignore[arg-type]
+    found = other_uses(_methods(text), {"rows"})
     assert found.get("rows") == reason
 
 

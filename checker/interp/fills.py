@@ -14,6 +14,8 @@ reason said here."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,9 +78,26 @@ def range_count(loop: cst.For) -> cst.BaseExpression | None:
     return None
 
 
+# The loops classified last, by id (the loop kept, so that its id is not reused): a class's
+# methods are run by several interpreters, and a helper once per call.
+_CLASSIFIED: dict[int, tuple[cst.For | cst.While, dict[int, tuple[cst.Call, str | None]]]] = {}
+_CLASSIFIED_MAX = 512
+
+
 def classify_appends(loop: cst.For | cst.While) -> dict[int, tuple[cst.Call, str | None]]:
     """Each `self.<attr>.append(...)` of the loop's body (by the id of its call): None where
     the loop gives its entry k to iteration k, else why not."""
+    known = _CLASSIFIED.get(id(loop))
+    if known is not None and known[0] is loop:
+        return known[1]
+    found = _classify(loop)
+    if len(_CLASSIFIED) >= _CLASSIFIED_MAX:
+        _CLASSIFIED.clear()
+    _CLASSIFIED[id(loop)] = (loop, found)
+    return found
+
+
+def _classify(loop: cst.For | cst.While) -> dict[int, tuple[cst.Call, str | None]]:
     found: dict[int, tuple[cst.Call, str | None]] = {}
     ranged = isinstance(loop, cst.For) and range_count(loop) is not None
     variable = ""
@@ -142,14 +161,14 @@ def _appends(
         yield from _appends(node.orelse, (*conditions, node.test), nested)
         return
     if isinstance(node, (cst.For, cst.While, cst.ListComp, cst.GeneratorExp)):
-        for child in node.children:
+        for child in _children(node):
             yield from _appends(child, conditions, True)
         return
     if isinstance(node, (cst.Try, cst.TryStar, cst.Match, cst.BooleanOperation)):
-        for child in node.children:
+        for child in _children(node):
             yield from _appends(child, (*conditions, None), nested)
         return
-    for child in node.children:
+    for child in _children(node):
         yield from _appends(child, conditions, nested)
 
 
@@ -206,7 +225,7 @@ def _skips(body: cst.CSTNode) -> str:
             return "`break`"
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return ""
 
 
@@ -215,7 +234,26 @@ def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(node.children)
+        stack.extend(_children(node))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes directly below `node`, read from its fields (libcst's `children` runs a
+    visitor over the node, several times dearer; the order does not matter here)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
 
 
 def other_uses(methods: Iterable[FunctionSource], attrs: set[str]) -> dict[str, str]:
@@ -226,7 +264,10 @@ def other_uses(methods: Iterable[FunctionSource], attrs: set[str]) -> dict[str, 
     change it where the class does not show. Reading an entry, refilling it in place, and
     testing the list (`is None`, truth) keep it."""
     found: dict[str, str] = {}
+    named = re.compile(r"\bself\s*\.\s*(?:" + "|".join(map(re.escape, sorted(attrs))) + r")\b")
     for fn in methods:
+        if not named.search(fn.raw_text()):
+            continue  # (the syntax tree is walked only where the text names one of them)
         for attr, reason in _uses_in(fn, attrs):
             found.setdefault(attr, reason)
     return found
@@ -251,7 +292,7 @@ def _uses_in(fn: FunctionSource, attrs: set[str]) -> Iterator[tuple[str, str]]:
             if reason is not None:
                 yield node.attr.value, f"`self.{node.attr.value}` {reason}"
             continue
-        for child in node.children:
+        for child in _children(node):
             stack.append((child, (*parents, node)))
 
 

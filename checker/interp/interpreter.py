@@ -555,7 +555,7 @@ class ClassInterpreter:
         return State(env, joined_pc)
 
     def exec_loop(self, stmt: cst.For | cst.While, state: State, frame: Frame) -> State:
-        if not self.record_stores:
+        if not self.record_stores or ".append" not in frame.fn.raw_text():
             return self._exec_loop(stmt, state, frame)
         # Lists appended to in the loop (`idxcheck.interp.fills`): a loop nested in another
         # keeps what the outer one decided of its appends.
