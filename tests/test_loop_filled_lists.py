@@ -159,6 +159,7 @@ def _methods(text: str) -> list[FunctionSource]:
         ("y = self.rows[bs - 1] if self.rows is not None else None", None),
         ("self.rows[bs - 1] = x", "`self.rows` has an entry replaced (`self.x[k] = ...`)"),
         ("self.rows.extend(x)", "`self.rows` is also changed or read by `.extend`"),
+        ("self.rows.append(*x)", "`self.rows` is also changed or read by `.append`"),
         ("helper(self.rows)", "`self.rows` is also used whole (handed on, aliased or iterated)"),
         ("self.rows = []", "`self.rows` is emptied again in `replay`, which does not fill it"),
         ("self.rows = list(x)", "`self.rows` is assigned something other than an empty list"),

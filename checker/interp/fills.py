@@ -49,6 +49,8 @@ def appended_attr(node: cst.Call) -> str | None:
     func = node.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "append"):
         return None
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        return None
     owner = func.value
     if not (
         isinstance(owner, cst.Attribute)
@@ -312,7 +314,7 @@ def _use(
             return "has an entry deleted"
         return None
     if isinstance(parent, cst.Attribute) and parent.value is node:
-        if parent.attr.value == "append" and isinstance(above, cst.Call) and above.func is parent:
+        if isinstance(above, cst.Call) and above.func is parent and appended_attr(above):
             return None
         return f"is also changed or read by `.{parent.attr.value}`"
     if isinstance(parent, cst.AssignTarget):
