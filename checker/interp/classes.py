@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from idxcheck.interp.enums import enum_member
+from idxcheck.interp.fills import other_uses
 from idxcheck.interp.handoffs import allocations_in, handoff_bindings
 from idxcheck.interp.interpreter import ClassInterpreter
 from idxcheck.interp.state import Binding, BufferAccess, ScanContext
@@ -106,6 +107,27 @@ def inherited(
     return methods, from_bases, tuple(dict.fromkeys(names))
 
 
+def super_tables(
+    cls: ClassSource,
+    ctx: ScanContext,
+    depth: int = 0,
+    found: dict[tuple[str, str], dict[str, FunctionSource]] | None = None,
+) -> dict[tuple[str, str], dict[str, FunctionSource]]:
+    """For `cls` and each base of it in the scanned tree (by file and name), the methods
+    `super()` reaches from a method of that class: those its own bases have."""
+    found = {} if found is None else found
+    key = (cls.file.path, cls.name)
+    if key in found:
+        return found
+    found[key] = inherited(cls, ctx, depth)[1]
+    if depth < 6:
+        for base_name in cls.base_names():
+            base = ctx.class_lookup(base_name, cls.file) if ctx.class_lookup else None
+            if isinstance(base, ClassSource) and base is not cls:
+                super_tables(base, ctx, depth + 1, found)
+    return found
+
+
 def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[str, Value]:
     """The constants the class body of `cls` or of a base in the scanned tree assigns
     (`dllm_attention = None`, `reorder_batch_threshold: int = 1`), the class's own over its
@@ -192,6 +214,7 @@ def _literal(node: cst.BaseExpression) -> Value | None:
 
 def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     methods, base_methods, bases = inherited(cls, ctx)
+    supers = super_tables(cls, ctx) if bases else {}
     facts = ClassFacts(cls.file.path, cls.name, bases=bases)
     # Class-level constants stand where `__init__` does not assign the attribute.
     attrs: dict[str, Value] = class_defaults(cls, ctx)
@@ -205,7 +228,13 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     init = methods.get("__init__")
     if init is not None:
         interp = ClassInterpreter(
-            ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+            ctx,
+            methods,
+            cls.name,
+            attrs=attrs,
+            record=False,
+            base_methods=base_methods,
+            supers=supers,
         )
         interp.run_collecting(init, attrs)
         facts.errors.extend(interp.errors)
@@ -213,7 +242,13 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     # Attributes written outside __init__ are per-forward state, except preallocations written
     # exactly once (in one method, one value), which later methods slice.
     collector = ClassInterpreter(
-        ctx, methods, cls.name, attrs=attrs, record=False, base_methods=base_methods
+        ctx,
+        methods,
+        cls.name,
+        attrs=attrs,
+        record=False,
+        base_methods=base_methods,
+        supers=supers,
     )
     written: dict[str, list[Value]] = {}
     # The attributes that bound a phase's width (`Profile.entry_width_bounds`) are set at
@@ -243,7 +278,14 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
     # write in place resolves to the buffer it reaches (its allocation) and a replay reads
     # what capture stored under its batch size.
     refills, stores = _refills_and_stores(
-        ctx, methods, cls.name, {**attrs, **preallocated}, forward_state, base_methods, collector
+        ctx,
+        methods,
+        cls.name,
+        {**attrs, **preallocated},
+        forward_state,
+        base_methods,
+        collector,
+        supers,
     )
     for attr, value in preallocated.items():
         attrs[attr] = refills.apply(attr, value)
@@ -258,6 +300,7 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         forward_state_attrs=frozenset(forward_state),
         base_methods=base_methods,
         stores=stores.mapped(refills),
+        supers=supers,
     )
     for fn in entries:
         runner.run(fn, runner.entry_args(fn))
@@ -284,13 +327,22 @@ def _refills_and_stores(
     forward_state: set[str],
     base_methods: dict[str, FunctionSource],
     collector: ClassInterpreter,
+    supers: dict[tuple[str, str], dict[str, FunctionSource]],
 ) -> tuple[Refills, KeyedStores]:
     """The buffers the class writes in place and the entries it stores per key, read by running
     the methods that write so with the preallocated attributes known (those that store entries
     first, so that a refill through a stored entry resolves too). A class that preallocates
     no layout and stores no entry has none of either to learn (most classes): nothing runs
     again, and the names its writes in place were seen under are kept."""
-    storing = [fn for name, fn in methods.items() if name != "__init__" and _stores_entries(fn)]
+    # A method that reaches a base's through `super()` (at any depth) stores what that one
+    # stores.
+    reached = [*base_methods.values(), *(fn for t in supers.values() for fn in t.values())]
+    inherits = any(_stores_entries(fn) for fn in reached)
+    storing = [
+        fn
+        for name, fn in methods.items()
+        if name != "__init__" and (_stores_entries(fn) or (inherits and _calls_super(fn)))
+    ]
     if not storing and not any(_holds_layout(v) for v in attrs.values()):
         return Refills(names=set(collector.refilled)), KeyedStores()
     resolver = ClassInterpreter(
@@ -301,10 +353,15 @@ def _refills_and_stores(
         forward_state_attrs=frozenset(forward_state),
         record=False,
         base_methods=base_methods,
+        supers=supers,
     )
     for fn in storing:
         resolver.run(fn, resolver.entry_args(fn))
     stores = resolver.stores
+    if stores.fills:
+        # A list the class also changes otherwise holds more than what its loops append.
+        for attr, reason in other_uses(methods.values(), set(stores.fills)).items():
+            stores.refuse(attr, reason)
     # Refills are read again once the stores are complete.
     reader = ClassInterpreter(
         ctx,
@@ -315,6 +372,7 @@ def _refills_and_stores(
         record=False,
         base_methods=base_methods,
         stores=stores,
+        supers=supers,
     )
     for name, fn in methods.items():
         if name != "__init__" and _writes_in_place(fn):
@@ -333,7 +391,16 @@ def _holds_layout(value: Value) -> bool:
 
 
 _IN_PLACE = re.compile(r"\]\s*=[^=]|\.(?:copy_|fill_|zero_|index_copy_|scatter_|masked_fill_)\(")
-_STORES_ENTRY = re.compile(r"self\.[A-Za-z_0-9]+\s*\[[^\]:]*\]\s*=[^=]")
+_STORES_ENTRY = re.compile(
+    r"self\.[A-Za-z_0-9]+\s*\[[^\]:]*\]\s*=[^=]|self\.[A-Za-z_0-9]+\s*\.\s*append\("
+)
+
+
+_SUPER_CALL = re.compile(r"\bsuper\(\s*\)\s*\.")
+
+
+def _calls_super(fn: FunctionSource) -> bool:
+    return bool(_SUPER_CALL.search(fn.raw_text()))
 
 
 def _stores_entries(fn: FunctionSource) -> bool:

@@ -36,6 +36,13 @@ from idxcheck.interp.destinations import (
     keyword_text,
 )
 from idxcheck.interp.enums import enum_member
+from idxcheck.interp.fills import (
+    LOOP_PREFIX,
+    FillLoop,
+    appended_attr,
+    classify_appends,
+    range_count,
+)
 from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
@@ -53,7 +60,7 @@ from idxcheck.interp.state import (
     ScanContext,
     State,
 )
-from idxcheck.interp.stores import KeyedStores, Refills
+from idxcheck.interp.stores import KeyedStores, LoopFill, Refills
 from idxcheck.interp.values import (
     AlgorithmEnumV,
     AlgorithmV,
@@ -185,6 +192,7 @@ class ClassInterpreter:
         record: bool = True,
         base_methods: dict[str, FunctionSource] | None = None,
         stores: KeyedStores | None = None,
+        supers: dict[tuple[str, str], dict[str, FunctionSource]] | None = None,
     ) -> None:
         self.ctx = ctx
         self.profile = ctx.profile
@@ -194,6 +202,9 @@ class ClassInterpreter:
         self.forward_state_attrs = forward_state_attrs
         self.record = record
         self.base_methods = base_methods or {}
+        # What `super()` reaches from a method of each class of the hierarchy, by the class's
+        # file and name: from a base's method, the bases of that base.
+        self.supers = supers or {}
         self.bindings: list[Binding] = []
         self.self_writes: dict[str, list[Value]] = {}
         # Names of tensors written in place (`x[: bs + 1] = ...`, `x.copy_(...)`): buffers that
@@ -205,6 +216,11 @@ class ClassInterpreter:
         # the class's other methods when given, else those this interpreter records.
         self.stores = stores if stores is not None else KeyedStores()
         self.record_stores = stores is None
+        # The appends of the loops being interpreted (by the id of the call): None where a
+        # loop gives entry k of the list to iteration k, else why not; and the loop whose
+        # body is being run for its entries, its variable a symbol.
+        self._appends: dict[int, tuple[cst.Call, str | None]] = {}
+        self._filling: FillLoop | None = None
         self.accesses: list[BufferAccess] = []
         # Tensors handed whole to writers (kernels, functions of the tree, `.copy_`).
         self.handoffs: list[Handoff] = []
@@ -539,6 +555,77 @@ class ClassInterpreter:
         return State(env, joined_pc)
 
     def exec_loop(self, stmt: cst.For | cst.While, state: State, frame: Frame) -> State:
+        if not self.record_stores or ".append" not in frame.fn.raw_text():
+            return self._exec_loop(stmt, state, frame)
+        # Lists appended to in the loop (`idxcheck.interp.fills`): a loop nested in another
+        # keeps what the outer one decided of its appends.
+        added = {k: v for k, v in classify_appends(stmt).items() if k not in self._appends}
+        self._appends.update(added)
+        try:
+            if isinstance(stmt, cst.For) and any(r is None for _, r in added.values()):
+                self._fill(stmt, state, frame)
+            return self._exec_loop(stmt, state, frame)
+        finally:
+            for key in added:
+                del self._appends[key]
+
+    def _fill(self, stmt: cst.For, state: State, frame: Frame) -> None:
+        """Run the body of `for i in range(N)` once more, `i` a symbol, for the entries its
+        appends give the lists (`self.stores.fill`); nothing else of that run is kept."""
+        count_node = range_count(stmt)
+        assert count_node is not None and isinstance(stmt.target, cst.Name)
+        count = self.eval(count_node, state.fork(state.pc), frame)
+        origin = f"{frame.fn.qualname}:loop@{frame.fn.ordinal(stmt)}"
+        if not isinstance(count, IntV):
+            for call, reason in self._appends.values():
+                attr = appended_attr(call)
+                if reason is None and attr is not None:
+                    self.stores.refuse(
+                        attr, f"`self.{attr}` is appended to in a loop whose count is not modelled"
+                    )
+            return
+        index = Sym(f"{LOOP_PREFIX}{frame.fn.file.path}:{origin}")
+        body_state = state.fork(state.pc)
+        body_state.env[stmt.target.value] = IntV(index)
+        outer, record = self._filling, self.record
+        self._filling = FillLoop(stmt.target.value, index, strip(count.term), origin)
+        self.record = False
+        try:
+            self.exec_suite(stmt.body, body_state, frame)
+        finally:
+            self._filling, self.record = outer, record
+
+    def _appended(self, node: cst.Call, args: list[Value], state: State) -> None:
+        """`self.<attr>.append(value)`: an entry of the loop being filled, or why the list's
+        entries are not modelled."""
+        attr = appended_attr(node)
+        if attr is None or not self.record_stores:
+            return
+        found = self._appends.get(id(node))
+        if found is None:
+            self.stores.refuse(attr, f"`self.{attr}` is appended to outside a loop over `range`")
+        elif found[1] is not None:
+            self.stores.refuse(attr, found[1])
+        elif self._filling is not None and args:
+            fill = self._filling
+            self.stores.fill(attr, LoopFill(fill.index, fill.count, state.pc, args[0], fill.origin))
+
+    def _list_entry(self, base: Value, attr: str, index: Term, state: State) -> Value:
+        """Entry `index` of a list attribute that loops fill, on each path: an empty list is
+        what the loops fill, None has no entry (a `TypeError`: the path raises)."""
+        if isinstance(base, ChoiceV):
+            return map_choice(base, lambda v: self._list_entry(v, attr, index, state))
+        if (isinstance(base, TupleV) and not base.items) or base == RuntimeV(f"self.{attr}"):
+            # (A list assigned again where a loop fills it, `self.x = [] if flag else None`, is
+            # per-forward state: what a loop filled where it is not None.)
+            return self.stores.entry(attr, index, state.pc, self.ctx.modes.members)
+        if isinstance(base, NoneV):
+            return UnboundV()
+        if isinstance(base, (UnknownV, UnboundV)):
+            return base
+        return UnknownV(f"`self.{attr}` holds entries other than those its loops append")
+
+    def _exec_loop(self, stmt: cst.For | cst.While, state: State, frame: Frame) -> State:
         # The body is interpreted once, under an opaque "the loop runs" condition: sites inside
         # are recorded, and values assigned in it join with those from before the loop.
         if isinstance(stmt, cst.For):
@@ -1087,6 +1174,16 @@ class ClassInterpreter:
         inner = node.slice[0].slice
         if isinstance(inner, cst.Index):
             index = self.eval(inner.value, state, frame)
+            listed = _self_attr_name(node.value)
+            if (
+                isinstance(index, IntV)
+                and listed is not None
+                and not self.record_stores
+                and self.stores.fills_list(listed)
+            ):
+                # (Only where the class's stores are complete: whether the class also changes
+                # the list otherwise is known once every method was read.)
+                return self._list_entry(base, listed, index.term, state)
             if isinstance(index, IntV) and isinstance(base, (DictV, ChoiceV)):
                 attr = _self_attr_name(node.value)
                 if attr is not None and self.stores.stores(attr):
@@ -1591,7 +1688,7 @@ class ClassInterpreter:
             )
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
-        dests = self._destinations(node, func)
+        dests = self._destinations(node, func, frame)
         writer = self._writer(node, func)
         for arg in node.args:
             value = self.tag(self.eval(arg.value, state, frame), arg.value, frame)
@@ -1626,6 +1723,8 @@ class ClassInterpreter:
                             frame,
                             group=frame.fn.loc(node),
                         )
+        if not kwargs and len(args) == 1:
+            self._appended(node, args, state)
         return self.call(func, args, kwargs, node, state, frame)
 
     def _writer(self, node: cst.Call, func: Value) -> str | None:
@@ -1677,7 +1776,17 @@ class ClassInterpreter:
             )
         )
 
-    def _destinations(self, node: cst.Call, func: Value) -> CallDestinations:
+    def _super_methods(self, frame: Frame) -> dict[str, FunctionSource]:
+        """The methods `super()` reaches in the method `frame` runs: those of its class's bases
+        (a base's method that calls `super()` reaches the bases of that base)."""
+        fn = frame.fn
+        if fn.owner is not None:
+            found = self.supers.get((fn.file.path, fn.owner))
+            if found is not None:
+                return found
+        return self.base_methods
+
+    def _destinations(self, node: cst.Call, func: Value, frame: Frame) -> CallDestinations:
         """The role-named parameters this call hands its arguments to."""
         if isinstance(func, ClassRefV):
             return NO_DESTINATIONS  # a dataclass: its fields are bound as it is built
@@ -1687,7 +1796,7 @@ class ClassInterpreter:
             method = (
                 self.methods.get(func.name)
                 if isinstance(func.receiver, SelfV)
-                else self.base_methods.get(func.name)
+                else self._super_methods(frame).get(func.name)
             )
             if method is None:
                 return NO_DESTINATIONS
@@ -1850,7 +1959,7 @@ class ClassInterpreter:
                 return self.inline(fn, args, kwargs, node, state, frame)
             return UnknownV(f"`self.{name}()` is not defined in `{self.class_name}`")
         if isinstance(receiver, SuperV):
-            fn = self.base_methods.get(name)
+            fn = self._super_methods(frame).get(name)
             if fn is not None:
                 return self.inline(fn, args, kwargs, node, state, frame, as_self=True)
             return UnknownV(f"`super().{name}()` is not in the scanned tree")
