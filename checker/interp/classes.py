@@ -225,9 +225,9 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
         if attr in attrs and (read is None or not _returns_attribute(read, attr)):
             del attrs[attr]
 
-    init = methods.get("__init__")
-    if init is not None:
-        interp = ClassInterpreter(
+    def unrecorded() -> ClassInterpreter:
+        """An interpreter of the class that records no site: for `__init__` and the writes."""
+        return ClassInterpreter(
             ctx,
             methods,
             cls.name,
@@ -236,20 +236,16 @@ def analyse_class(cls: ClassSource, ctx: ScanContext) -> ClassFacts:
             base_methods=base_methods,
             supers=supers,
         )
+
+    init = methods.get("__init__")
+    if init is not None:
+        interp = unrecorded()
         interp.run_collecting(init, attrs)
         facts.errors.extend(interp.errors)
 
     # Attributes written outside __init__ are per-forward state, except preallocations written
     # exactly once (in one method, one value), which later methods slice.
-    collector = ClassInterpreter(
-        ctx,
-        methods,
-        cls.name,
-        attrs=attrs,
-        record=False,
-        base_methods=base_methods,
-        supers=supers,
-    )
+    collector = unrecorded()
     written: dict[str, list[Value]] = {}
     # The attributes that bound a phase's width (`Profile.entry_width_bounds`) are set at
     # construction, also by the helpers only `__init__` calls (vLLM's
