@@ -84,3 +84,27 @@ def test_answers_are_remembered_per_file_and_bounded(monkeypatch: pytest.MonkeyP
         assert conj(left, right) is reference(left, right)
         assert len(terms._CONJ_MEMO) <= 3
     terms.forget_specialisations()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_path_conditions_grown_one_condition_at_a_time(seed: int) -> None:
+    """The interpreter's shape: a path condition that `conj` made, and one more condition
+    (answered by a scan of the condition's parts, `_conj`'s second shortcut); also a
+    conjunction built elsewhere with the same parts, which is the same interned node."""
+    rng = random.Random(seed)
+    falses = grown = 0
+    for _ in range(300):
+        path: Formula = TRUE
+        for _ in range(rng.randrange(1, 12)):
+            more = _formula(rng, 1)
+            expected = reference(path, more)
+            assert conj(path, more) is expected, (path, more)
+            path = expected
+            if path is FALSE:
+                falses += 1
+                break
+            if isinstance(path, And) and len(path.args) > 2:
+                grown += 1
+                again = And(tuple(path.args))
+                assert again is path and conj(again, more) is reference(again, more)
+    assert falses and grown
