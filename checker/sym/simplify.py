@@ -35,7 +35,7 @@ def simplify(term: Term) -> Term:
     if found is None:
         found = _simplify(term)
         object.__setattr__(term, _SIMPLE, found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _simplify(term: Term) -> Term:
@@ -60,7 +60,7 @@ def simplify_formula(formula: Formula) -> Formula:
     if found is None:
         found = _simplify_formula(formula)
         object.__setattr__(formula, _SIMPLE, found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _simplify_formula(formula: Formula) -> Formula:
