@@ -88,9 +88,8 @@ def test_answers_are_remembered_per_file_and_bounded(monkeypatch: pytest.MonkeyP
 
 @pytest.mark.parametrize("seed", range(4))
 def test_path_conditions_grown_one_condition_at_a_time(seed: int) -> None:
-    """The interpreter's shape: a path condition that `conj` made, and one more condition
-    (answered by a scan of the condition's parts, `_conj`'s second shortcut); also a
-    conjunction built elsewhere with the same parts, which is the same interned node."""
+    """The interpreter's shape: a path condition that `conj` made, and one more condition;
+    also a conjunction built elsewhere with the same parts, which is the same interned node."""
     rng = random.Random(seed)
     falses = grown = 0
     for _ in range(300):

@@ -44,11 +44,16 @@ DEFAULT_BACKENDS = (
     "srt/layers/attention/trtllm_mha_backend.py",
 )
 
-# Files that give a backend its context in a whole-tree scan.
+# Files that give a backend its context in a whole-tree scan: the runners, the mode enum, the
+# width functions, the backend registry, and what tells who runs the backend (the speculative
+# algorithm's enum, the draft factory's list of backends, the devices an algorithm runs on:
+# the profile's tree-facts words).
 CONTEXT_PATTERN = re.compile(
     r"self\.(?:captured_req_width|num_tokens_per_bs)\s*=[^=]|class ForwardMode\b|"
     r"def resolve_num_tokens_per_req|def decode_num_tokens_per_req|draft_extend_num_front_tokens|"
-    r"@register_attention_backend"
+    r"@register_attention_backend|class SpeculativeAlgorithm\b|"
+    r"DRAFT_ATTENTION_BACKEND_CHOICES = \[|_SUPPORTED_DRAFT_BACKENDS = \(|"
+    r"DSpark speculative decoding only supports"
 )
 CONTEXT_NAMES = ("server_args.py",)
 

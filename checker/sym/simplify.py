@@ -21,24 +21,10 @@ from idxcheck.sym.terms import (
     neg,
 )
 
-# Each answer is kept on the (interned) node asked, as `neg` keeps its negation: a formula is a
-# DAG whose shared subformulas a walk as a tree would simplify once per path to them (793,305
-# calls for 3,823 obligations in a one-process scan of vLLM 0.33.0). The answer is a function
-# of the node's structure alone, so keeping it changes no result.
-_SIMPLE = "_simple"
-
 
 def simplify(term: Term) -> Term:
     """Exact simplification for the solver: divisions that divide exactly become their
     quotient (`(bs * W) // bs` is `W`), so the solver needs no non-linear division there."""
-    found = term.__dict__.get(_SIMPLE)
-    if found is None:
-        found = _simplify(term)
-        object.__setattr__(term, _SIMPLE, found)
-    return found
-
-
-def _simplify(term: Term) -> Term:
     if isinstance(term, Tagged):
         return simplify(term.inner)
     if isinstance(term, BinOp):
@@ -56,14 +42,6 @@ def _simplify(term: Term) -> Term:
 
 
 def simplify_formula(formula: Formula) -> Formula:
-    found = formula.__dict__.get(_SIMPLE)
-    if found is None:
-        found = _simplify_formula(formula)
-        object.__setattr__(formula, _SIMPLE, found)
-    return found
-
-
-def _simplify_formula(formula: Formula) -> Formula:
     if isinstance(formula, Cmp):
         return cmp(formula.op, simplify(formula.left), simplify(formula.right))
     if isinstance(formula, And):

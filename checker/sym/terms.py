@@ -278,22 +278,7 @@ def _conj(args: tuple[Formula, ...]) -> Formula:
                 return first
             if neg(second) == first:
                 return FALSE  # a and not a
-            return _normal(And((first, second)))
-        # A path condition that `_conj` built, and one more condition: its parts are distinct,
-        # none a constant, a conjunction or the negation of another, so the loop below would
-        # only test the new condition against them (a scan of the tuple, by identity).
-        if (
-            kinds[0] is And
-            and kinds[1] is not And
-            and kinds[1] is not BoolConst
-            and _NORMAL in first.__dict__
-        ):
-            parts = first.args  # type: ignore[union-attr]
-            if second in parts:
-                return first
-            if neg(second) in parts:
-                return FALSE  # a and not a
-            return _normal(And((*parts, second)))
+            return And((first, second))
     flat: list[Formula] = []
     seen: set[Formula] = set()
     for arg in args:
@@ -313,17 +298,7 @@ def _conj(args: tuple[Formula, ...]) -> Formula:
         return TRUE
     if len(flat) == 1:
         return flat[0]
-    return _normal(And(tuple(flat)))
-
-
-# Marks a conjunction whose parts `_conj` has made distinct, free of constants, conjunctions
-# and pairs of a part and its negation (a property of the parts, so of the interned node).
-_NORMAL = "_normal"
-
-
-def _normal(formula: And) -> And:
-    object.__setattr__(formula, _NORMAL, True)
-    return formula
+    return And(tuple(flat))
 
 
 def _disj(args: tuple[Formula, ...]) -> Formula:
