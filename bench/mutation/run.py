@@ -14,7 +14,9 @@ mutation are counted apart: they say nothing about detection.
 
 The score is flagged / exposable, where exposable mutants are those that some configuration of
 the domain makes wrong where the original is right (decided by bench/mutation/mutate.py,
-independently of idxcheck). Each missed mutant is listed with what idxcheck says at the
+independently of idxcheck). A mutant that idxcheck reports although it is not exposable (a
+warning of IDX006 about a grid scalar wider than its pointer's stride) is counted with the
+equivalent ones, never as found. Each missed mutant is listed with what idxcheck says at the
 mutated site."""
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ class Outcome:
     operator: str
     description: str
     exposable: bool | None
-    status: str  # flagged | missed | equivalent | already-flagged | error
+    # flagged | missed | equivalent | flagged-equivalent | already-flagged | error
+    status: str
     reason: str = ""
     findings: list[str] = field(default_factory=list)
 
@@ -153,6 +156,11 @@ def run_backend(
             record.status, record.reason = "error", "; ".join(errors)
         elif any(line in flagged_lines for line in lines):
             record.status = "already-flagged"
+        elif new and mutant.exposable is False:
+            # No configuration makes the mutant wrong where the original is right, yet a rule
+            # reports it (IDX006 warns of a grid scalar wider than its pointer's stride, which
+            # wastes a row): counted apart, never as an exposable mutant found.
+            record.status = "flagged-equivalent"
         elif new:
             record.status = "flagged"
         elif mutant.exposable is False:
@@ -179,10 +187,12 @@ def run_backend(
 
 def summarise(outcomes: Sequence[Outcome]) -> str:
     counts = Counter(o.status for o in outcomes)
+    counts["equivalent"] += counts["flagged-equivalent"]
     exposable = counts["flagged"] + counts["missed"]
     lines = [
         f"mutants: {len(outcomes)} (at sites idxcheck already flags: {counts['already-flagged']}, "
-        f"equivalent: {counts['equivalent']}, scan errors: {counts['error']})",
+        f"equivalent: {counts['equivalent']}, of them reported all the same: "
+        f"{counts['flagged-equivalent']}, scan errors: {counts['error']})",
         f"exposable: {exposable}, flagged: {counts['flagged']}, missed: {counts['missed']}"
         + (f", score {counts['flagged'] / exposable:.1%}" if exposable else ""),
     ]

@@ -159,3 +159,23 @@ def test_a_missed_mutant_is_reported_with_the_reason(tmp_path: Path) -> None:
     assert [o.status for o in outcomes] == ["missed"]
     assert outcomes[0].reason
     assert "missed:" in summarise(outcomes)
+
+
+def test_a_reported_equivalent_mutant_is_not_counted_as_found() -> None:
+    # A rule may report a mutant that no configuration makes wrong (IDX006 warns of a grid
+    # scalar one wider than its pointer's stride): counted with the equivalent ones, apart from
+    # the exposable mutants and the score.
+    from bench.mutation.run import Outcome
+
+    def outcome(status: str, exposable_: bool | None) -> Outcome:
+        return Outcome("b.py", "B.f", 1, GRID, "add1", "`1` -> `1 + 1`", exposable_, status)
+
+    outcomes = [
+        outcome("flagged", True),
+        outcome("missed", True),
+        outcome("flagged-equivalent", False),
+        outcome("equivalent", False),
+    ]
+    text = summarise(outcomes)
+    assert "equivalent: 2, of them reported all the same: 1" in text
+    assert "exposable: 2, flagged: 1, missed: 1, score 50.0%" in text
