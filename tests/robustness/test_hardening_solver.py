@@ -222,7 +222,15 @@ def _start_scan(tree: Path, *extra: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # and with Ctrl-C's default action, as a shell starts one: a process started with
+        # SIGINT ignored keeps it ignored, and Python then installs no handler (the runner of
+        # this suite may have left it ignored).
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_until_solving(proc: subprocess.Popen[str], pids: int = 1) -> None:
