@@ -49,7 +49,8 @@ def algorithms_not_run(
     servers never run it, where every file of the tree that puts a batch in it has the
     profile's word in its path (and one does). A producer elsewhere, or none among the
     scanned files, assumes nothing."""
-    wanted = {m: entry for m, entry in profile.algorithm_modes.items() if m in set(members)}
+    present = set(members)
+    wanted = {m: entry for m, entry in profile.algorithm_modes.items() if m in present}
     if not wanted:
         return {}
     producers: dict[str, list[str]] = {}

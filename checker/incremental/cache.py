@@ -447,7 +447,11 @@ def clear(directory: Path) -> bool:
     answers = directory / memo.ANSWERS_FOLDER
     if answers.is_dir():
         for stored in answers.iterdir():
-            stored.unlink()
-            removed = True
-        answers.rmdir()
+            if stored.is_file():  # the memo writes only files there; anything else is kept
+                stored.unlink()
+                removed = True
+        try:
+            answers.rmdir()
+        except OSError:  # something not ours was left in it
+            pass
     return removed
