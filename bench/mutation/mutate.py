@@ -22,7 +22,8 @@ A mutant is *exposable* when some configuration of the domain makes it wrong whe
 original is right: a stride that differs from the original's value, a grid scalar below it.
 This is decided by evaluating both expressions over a grid of configurations, with mode
 predicates (`forward_mode.is_target_verify()`) and every other leaf (locals, runtime values,
-calls) free but shared by the original and the mutant."""
+calls) free but shared by the original and the mutant; a conversion that keeps an integer's
+value (`int(x)`, `x.item()`) is the value it converts."""
 
 from __future__ import annotations
 
@@ -558,8 +559,32 @@ def _configs() -> list[_Cfg]:
 CONFIGS = _configs()
 
 
+def _converted(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What a conversion that keeps an integer's value converts: `int(x)` and `x.item()` (a
+    one-element tensor's number) are `x`. A conditional that picks a conversion by the value's
+    type (`int(x.item()) if isinstance(x, torch.Tensor) else int(x)`) gives the same number
+    on either arm; the other arm is a crash, not another width."""
+    if not isinstance(node, cst.Call):
+        return None
+    if (
+        isinstance(node.func, cst.Name)
+        and node.func.value == "int"
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
+        return node.args[0].value
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args:
+        return node.func.value
+    return None
+
+
 def _free_leaves(node: cst.BaseExpression, config: dict[str, str], out: dict[str, str]) -> None:
     """Leaves that are not configuration: name -> 'int' or 'bool' (mode predicate calls)."""
+    inner = _converted(node)
+    if inner is not None:
+        _free_leaves(inner, config, out)
+        return
     if isinstance(node, cst.Integer):
         return
     if (
@@ -586,6 +611,9 @@ def _key(node: cst.CSTNode) -> str:
 
 
 def _eval(node: cst.BaseExpression, config: dict[str, str], cfg: _Cfg, env: dict[str, int]) -> int:
+    inner = _converted(node)
+    if inner is not None:
+        return _eval(inner, config, cfg, env)
     if isinstance(node, cst.Integer):
         return int(node.value)
     if (

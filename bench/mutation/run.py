@@ -5,9 +5,9 @@ does idxcheck flag?
     python -m bench.mutation.run --version 0.5.13 --backend srt/layers/attention/triton_backend.py
     python -m bench.mutation.run --json mutants.json      # every mutant and its outcome
 
-Each backend is scanned together with the files that give it its context (the ForwardMode
-enum, the graph runners, the width functions, the backend registry and server_args), as in a
-scan of the whole tree; each mutant (bench/mutation/mutate.py) is scanned the same way. A
+Each mutant (bench/mutation/mutate.py) is scanned in a copy of the whole release tree, as a
+user scans it: the first scan fills a cache, and each mutant's scan analyses again what its
+edit touches (the mutated file and whatever read it), as a pre-commit run does. A
 mutant is *flagged* when the scan reports a finding that the unmutated scan does not (by
 fingerprint), in the mutated file. Mutants at a site that idxcheck already flags before
 mutation are counted apart: they say nothing about detection.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import sys
 import tempfile
@@ -46,19 +45,6 @@ DEFAULT_BACKENDS = (
     "srt/layers/attention/trtllm_mha_backend.py",
 )
 
-# Files that give a backend its context in a whole-tree scan: the runners, the mode enum, the
-# width functions, the backend registry, and what tells who runs the backend (the speculative
-# algorithm's enum, the draft factory's list of backends, the devices an algorithm runs on:
-# the profile's tree-facts words).
-CONTEXT_PATTERN = re.compile(
-    r"self\.(?:captured_req_width|num_tokens_per_bs)\s*=[^=]|class ForwardMode\b|"
-    r"def resolve_num_tokens_per_req|def decode_num_tokens_per_req|draft_extend_num_front_tokens|"
-    r"@register_attention_backend|class SpeculativeAlgorithm\b|"
-    r"DRAFT_ATTENTION_BACKEND_CHOICES = \[|_SUPPORTED_DRAFT_BACKENDS = \(|"
-    r"DSpark speculative decoding only supports"
-)
-CONTEXT_NAMES = ("server_args.py",)
-
 
 @dataclass
 class Outcome:
@@ -73,21 +59,6 @@ class Outcome:
     status: str
     reason: str = ""
     findings: list[str] = field(default_factory=list)
-
-
-def context_files(tree: Path) -> list[Path]:
-    found = []
-    for path in sorted(tree.rglob("*.py")):
-        if path.name in CONTEXT_NAMES:
-            found.append(path)
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if CONTEXT_PATTERN.search(text):
-            found.append(path)
-    return found
 
 
 def _fingerprints(result: ScanResult, path: str) -> set[str]:
@@ -234,28 +205,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--context",
         choices=["tree", "none"],
         default="tree",
-        help="tree: scan with the runners, ForwardMode and registry of the release (default); "
+        help="tree: each mutant scanned in the whole release tree (default); "
         "none: each backend alone (the profile's default widths and mode model)",
     )
     args = parser.parse_args(argv)
     tree = sglang_tree(args.version)
     backends = args.backend or list(DEFAULT_BACKENDS)
-    config = Config()
     started = time.perf_counter()
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="idxcheck-mutation-") as tmp:
         work = Path(tmp) / "sglang"
-        for path in context_files(tree) if args.context == "tree" else []:
-            rel = path.relative_to(tree)
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, work / rel)
+        if args.context == "tree":
+            shutil.copytree(tree, work, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            work.mkdir()
+        # The cache makes each mutant's scan of the whole tree analyse again only what the
+        # edit touches; a cached scan reports what a scan without the cache does.
+        config = Config(cache_dir=str(Path(tmp) / "cache"))
         for backend in backends:
             saved = (
                 (work / backend).read_text(encoding="utf-8") if (work / backend).exists() else None
             )
             outcomes += run_backend(tree, work, backend, args.limit, config)
             if saved is None:
-                (work / backend).unlink()  # each backend is scanned with the context only
+                (work / backend).unlink()  # each backend is scanned alone
     elapsed = time.perf_counter() - started
     print(
         f"sglang {args.version}, {len(backends)} backends, context {args.context}, {elapsed:.0f} s"

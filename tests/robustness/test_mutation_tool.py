@@ -111,6 +111,13 @@ def test_exposable() -> None:
     assert (
         exposable(STRIDE, expr("(self.steps + 1) * 2"), expr("self.steps * 2 + 2"), CONFIG) is False
     )
+    # A conversion keeps the value: an arm that picks it by the value's type is no other width
+    # (dropping it crashes where the other type comes), and a changed width inside it still is.
+    picked = "int(m.item()) if isinstance(m, torch.Tensor) else int(m)"
+    assert exposable(GRID, expr(picked), expr("int(m.item())"), CONFIG) is False
+    assert exposable(GRID, expr(picked), expr("int(m)"), CONFIG) is False
+    assert exposable(GRID, expr("int(m.item())"), expr("int(m.item()) - 1"), CONFIG) is True
+    assert exposable(GRID, expr("int(m)"), expr("int(n)"), CONFIG) is True
     # What the evaluator cannot read is left undecided (counted as exposable by the runner).
     assert exposable(STRIDE, expr("self.ndt ** 2"), expr("self.ndt ** 2 + 1"), CONFIG) is None
 
