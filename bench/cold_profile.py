@@ -1,6 +1,6 @@
 """Where a cold scan's time goes, measured in one process.
 
-    python -m bench.cold_profile [--version 0.5.23]
+    python -m bench.cold_profile [--project sglang|vllm] [--version 0.5.23] [--top 10]
 
 Runs `idxcheck scan --no-cache -j 1 TREE` in this process with timers around the stages of the
 analysis, and prints:
@@ -12,7 +12,8 @@ analysis, and prints:
 - the runs of entry points (a class's public methods and the helpers no method calls): those
   that bound a site, sliced a buffer or reported an error, against those that did none of it;
 - checking the facts (obligations, the solver), and the solver's part of it;
-- the rest: start-up, discovery, the text prefilter, the tree facts, the report.
+- the rest: start-up, discovery, the text prefilter, the tree facts, the report;
+- the classes and functions whose analysis took longest (`--top`).
 
 One process (`-j 1`), so that every stage is timed where it runs; a two-job scan spreads the
 same work over two processes. The timers wrap internal functions, so that a renamed function
@@ -31,6 +32,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.sglang_tree import sglang_tree
+from bench.vllm_tree import vllm_tree
+
+TREES = {"sglang": (sglang_tree, "0.5.23", "SGLang"), "vllm": (vllm_tree, "0.33.0", "vLLM")}
 
 
 class Timer:
@@ -58,9 +62,13 @@ class Timer:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default="0.5.23")
+    parser.add_argument("--project", choices=sorted(TREES), default="sglang")
+    parser.add_argument("--version", help="the release (default: 0.5.23 or 0.33.0)")
+    parser.add_argument("--top", type=int, default=10, help="list this many slowest analyses")
     options = parser.parse_args()
-    tree = sglang_tree(options.version)
+    download, default_version, project = TREES[options.project]
+    version = options.version or default_version
+    tree = download(version)
 
     import idxcheck.check.analyse as analyse
     import idxcheck.check.checker as checker
@@ -82,6 +90,7 @@ def main() -> None:
     analysis = Timer()
     parse_inside = [0.0]
     idle_classes = [0, 0.0]
+    slowest: list[tuple[float, str]] = []
 
     def analysed(function: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any) -> Any:
@@ -90,9 +99,11 @@ def main() -> None:
             facts = function(*args)
             spent = time.perf_counter() - start
             parse_inside[0] += parse.seconds - parsed_before
+            own = spent - (parse.seconds - parsed_before)
+            slowest.append((own, f"{facts.path}: {facts.name}"))
             if not facts.bindings and not facts.accesses:
                 idle_classes[0] += 1
-                idle_classes[1] += spent - (parse.seconds - parsed_before)
+                idle_classes[1] += own
             return facts
 
         return analysis.wrap(run)
@@ -149,12 +160,14 @@ def main() -> None:
     cpython_seconds = time.perf_counter() - cpython
 
     size = sum(len(text) for text in texts)
+    distinct = set(texts)
     interpretation = analysis.seconds - parse_inside[0]
     rest = wall - parse.seconds - interpretation - checking.seconds
-    print(f"SGLang {options.version}, one process, `--no-cache -j 1`: {wall:.2f} s")
+    print(f"{project} {version}, one process, `--no-cache -j 1`: {wall:.2f} s")
     print(
         f"  libcst parses      {parse.seconds:6.2f} s  {parse.calls} texts, "
-        f"{size / 1e6:.2f} M characters, {size / 1e6 / parse.seconds:.2f} M/s"
+        f"{size / 1e6:.2f} M characters, {size / 1e6 / parse.seconds:.2f} M/s; "
+        f"{len(distinct)} distinct texts, {sum(map(len, distinct)) / 1e6:.2f} M characters"
     )
     print(
         f"  CPython's parser   {cpython_seconds:6.2f} s  the same texts, "
@@ -171,6 +184,10 @@ def main() -> None:
         f"  checking facts     {checking.seconds:6.2f} s  the solver's part {solving.seconds:.2f} s"
     )
     print(f"  the rest           {rest:6.2f} s  start-up, discovery, prefilter, tree facts, report")
+    if options.top:
+        print(f"  the {options.top} slowest analyses (interpretation, parses left out):")
+        for seconds, name in sorted(slowest, reverse=True)[: options.top]:
+            print(f"    {seconds:6.2f} s  {name}")
 
 
 if __name__ == "__main__":
