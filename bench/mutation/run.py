@@ -4,6 +4,7 @@ does idxcheck flag?
     python -m bench.mutation.run                          # 0.5.13, the default backends
     python -m bench.mutation.run --version 0.5.13 --backend srt/layers/attention/triton_backend.py
     python -m bench.mutation.run --json mutants.json      # every mutant and its outcome
+    python -m bench.mutation.run --tree fixtures --backend correct/eagle_full_fix.py
 
 Each mutant (bench/mutation/mutate.py) is scanned in a copy of the whole release tree, as a
 user scans it: the first scan fills a cache, and each mutant's scan analyses again what its
@@ -197,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="0.5.13")
     parser.add_argument(
+        "--tree", help="a source folder to mutate instead of the release (backends relative to it)"
+    )
+    parser.add_argument(
         "--backend", action="append", help="path inside the sglang package (repeatable)"
     )
     parser.add_argument("--limit", type=int, help="at most this many mutants per backend")
@@ -209,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "none: each backend alone (the profile's default widths and mode model)",
     )
     args = parser.parse_args(argv)
-    tree = sglang_tree(args.version)
+    tree = Path(args.tree) if args.tree else sglang_tree(args.version)
     backends = args.backend or list(DEFAULT_BACKENDS)
     started = time.perf_counter()
     outcomes: list[Outcome] = []
@@ -230,9 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if saved is None:
                 (work / backend).unlink()  # each backend is scanned alone
     elapsed = time.perf_counter() - started
-    print(
-        f"sglang {args.version}, {len(backends)} backends, context {args.context}, {elapsed:.0f} s"
-    )
+    name = args.tree or f"sglang {args.version}"
+    print(f"{name}, {len(backends)} backends, context {args.context}, {elapsed:.0f} s")
     print(summarise(outcomes))
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(o) for o in outcomes], indent=2) + "\n")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import libcst as cst
+import pytest
 
 from bench.mutation.mutate import GRID, STRIDE, exposable, mutants
 from bench.mutation.run import run_backend, summarise
@@ -186,3 +187,22 @@ def test_a_reported_equivalent_mutant_is_not_counted_as_found() -> None:
     text = summarise(outcomes)
     assert "equivalent: 2, of them reported all the same: 1" in text
     assert "exposable: 2, flagged: 1, missed: 1, score 50.0%" in text
+
+
+def test_whole_tree_run_on_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The command as a user runs it: each mutant scanned in a copy of the whole folder (here the
+    # fixtures, other files with findings of their own among them) with a cache; the mutated
+    # file's new findings alone count, and the folder itself is left as it was.
+    import json
+
+    from bench.mutation.run import main
+
+    backend = "correct/eagle_full_fix.py"
+    before = (FIXTURES / backend).read_text()
+    out = tmp_path / "mutants.json"
+    assert main(["--tree", str(FIXTURES), "--backend", backend, "--json", str(out)]) == 0
+    statuses = [o["status"] for o in json.loads(out.read_text())]
+    assert statuses.count("flagged") == 8 and statuses.count("missed") == 0
+    assert statuses.count("equivalent") == 5
+    assert "exposable: 8, flagged: 8, missed: 0, score 100.0%" in capsys.readouterr().out
+    assert (FIXTURES / backend).read_text() == before
