@@ -28,7 +28,7 @@ from idxcheck.interp.values import (
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.source.files import ClassSource, FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.sym.terms import BoolConst, Const, Term, strip
+from idxcheck.sym.terms import TRUE, BoolConst, Const, Term, strip
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -340,7 +340,7 @@ def _refills_and_stores(
         if name != "__init__" and (_stores_entries(fn) or (inherits and _calls_super(fn)))
     ]
     if not storing and not any(_holds_layout(v) for v in attrs.values()):
-        return Refills(names=set(collector.refilled)), KeyedStores()
+        return Refills(names=dict.fromkeys(collector.refilled, TRUE)), KeyedStores()
     resolver = ClassInterpreter(
         ctx,
         methods,

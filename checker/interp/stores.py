@@ -30,17 +30,27 @@ from idxcheck.model.spans import Loc
 from idxcheck.sym.terms import (
     FALSE,
     TRUE,
+    And,
     Atom,
+    Cmp,
     Const,
     Formula,
+    Not,
+    Or,
     Rewriter,
+    RuntimeInt,
+    RuntimeWidth,
     Sym,
     Term,
+    Unknown,
     binop,
     cmp,
     conj,
+    disj,
+    neg,
     specialise_formula,
     strip,
+    term_leaves,
 )
 
 
@@ -175,10 +185,12 @@ class KeyedStores:
 class Refills:
     """Buffers written in place (`buf[: bs + 1] = ...`, `buf[1:].copy_(...)`): by the place
     that allocated them where the written value resolves to a preallocated layout or buffer,
-    else (a buffer reached through something not modelled) by the name it is written under."""
+    else (a buffer reached through something not modelled) by the name it is written under;
+    each with where some method writes it (`written_where`), so that where no write runs, the
+    initial content is what kernels read."""
 
-    allocations: set[Loc] = field(default_factory=set)
-    names: set[str] = field(default_factory=set)
+    allocations: dict[Loc, Formula] = field(default_factory=dict)
+    names: dict[str, Formula] = field(default_factory=dict)
 
     def note(self, name: str | None, target: Value, pc: Formula, members: Iterable[str]) -> None:
         modes = tuple(members)
@@ -187,25 +199,34 @@ class Refills:
             if not _feasible(alt_pc, modes):
                 continue
             if isinstance(alt, (LayoutV, BufferV)) and alt.loc is not None:
-                self.allocations.add(alt.loc)
+                where = disj(self.allocations.get(alt.loc, FALSE), written_where(alt_pc))
+                self.allocations[alt.loc] = where
                 resolved = True
             elif isinstance(alt, RuntimeV) and not alt.path.startswith("self."):
                 # A tensor the runtime hands in: no preallocation of the class. (A per-forward
                 # attribute of the class may hold any of its buffers.)
                 resolved = True
         if not resolved and name is not None:
-            self.names.add(name)
+            self.names[name] = disj(self.names.get(name, FALSE), written_where(pc))
 
-    def refilled(self, name: str, value: LayoutV) -> bool:
-        return value.loc in self.allocations or name in self.names
+    def refilled(self, name: str, value: LayoutV) -> Formula:
+        """Where some method writes the layout's buffer in place (FALSE: nowhere)."""
+        found = self.names.get(name, FALSE)
+        if value.loc is not None:
+            found = disj(self.allocations.get(value.loc, FALSE), found)
+        return found
 
     def apply(self, name: str, value: Value) -> Value:
         """A preallocated layout that the class also writes in place (a replay refills
-        `cu_seqlens_q[: bs + 1]`) is a buffer: its initial content is not what kernels read."""
+        `cu_seqlens_q[: bs + 1]`) is a buffer where that write runs: its initial content is
+        not what kernels read there, and is elsewhere (a replay that refills the buffer only
+        for a ragged batch replays the preset for the others)."""
         if isinstance(value, LayoutV):
-            if self.refilled(name, value):
-                return BufferV(name, value.entries, value.loc, value.entries, Const(0))
-            return value
+            where = self.refilled(name, value)
+            if where == FALSE:
+                return value
+            buffer = BufferV(name, value.entries, value.loc, value.entries, Const(0))
+            return merge(where, buffer, value)
         if isinstance(value, DictV):
             return DictV(tuple((k, self.apply(k, v)) for k, v in value.items))
         if isinstance(value, TupleV):
@@ -217,6 +238,47 @@ class Refills:
         if isinstance(value, ChoiceV):
             return ChoiceV(tuple((c, self.apply(name, v)) for c, v in value.alts))
         return value
+
+
+_RUNTIME_LEAVES = (RuntimeWidth, RuntimeInt, Unknown)
+
+
+def written_where(pc: Formula) -> Formula:
+    """The path condition of a write in place, as the run that reads the buffer can use it:
+    the write's run (a replay) and the reader's (the capture) share the forward mode, the
+    configuration, the batch size and the opaque conditions, but not the numbers each reads
+    from its own batch. A comparison of such a number (`q_len_per_req > 1`, where the replay's
+    width is a runtime value) is taken as holding where the condition asks it to hold and as
+    failing where it asks it to fail (by polarity), so the result is implied by `pc`: a write
+    is never placed on fewer paths than it runs on, and a preset is checked only where no
+    write can reach it."""
+    memo: dict[tuple[Formula, bool], Formula] = {}
+
+    def weaken(node: Formula, holds: bool) -> Formula:
+        key = (node, holds)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        result: Formula
+        if isinstance(node, Cmp):
+            runtime = _reads_runtime(node.left) or _reads_runtime(node.right)
+            result = (TRUE if holds else FALSE) if runtime else node
+        elif isinstance(node, And):
+            result = conj(*(weaken(arg, holds) for arg in node.args))
+        elif isinstance(node, Or):
+            result = disj(*(weaken(arg, holds) for arg in node.args))
+        elif isinstance(node, Not):
+            result = neg(weaken(node.arg, not holds))
+        else:
+            result = node
+        memo[key] = result
+        return result
+
+    return weaken(pc, True)
+
+
+def _reads_runtime(term: Term) -> bool:
+    return any(isinstance(leaf, _RUNTIME_LEAVES) for leaf in term_leaves(term))
 
 
 def _feasible(pc: Formula, modes: tuple[str, ...]) -> bool:
