@@ -60,13 +60,19 @@ def test_a_refill_of_one_buffer_does_not_hide_another_of_its_name(tmp_path: Path
 
 def test_a_refill_through_the_capture_object_is_that_object_s_buffer(tmp_path: Path) -> None:
     # The replay reaches the extend pool's buffer through the metadata object of the capture
-    # (a per-forward attribute): the buffer is written by a name that is not modelled, so the
-    # verify pool's pointer of that name counts as refilled too (no finding, never a guess).
+    # (a per-forward attribute): the buffer is written by a name that is not modelled, so every
+    # pointer of that name counts as refilled where that write runs (no guess at which one).
     refill = (
         "self.forward_metadata.qo_indptr[1 : bs + 1].copy_(torch.cumsum(spec_info.lens, dim=0))"
     )
+    everywhere = TWO_POOLS.replace(
+        "        if forward_mode.is_draft_extend_v2():\n            REFILL", "        " + refill
+    )
+    assert _codes(_scan(tmp_path, everywhere)) == []
+    # Written in draft extend v2 only: no write runs in target verify, whose replays (the first
+    # of them at least) read the verify pool's preset, strided by the step count.
     result = _scan(tmp_path, TWO_POOLS.replace("REFILL", refill))
-    assert _codes(result) == []
+    assert _codes(result) == [("IDX001", 10, "TARGET_VERIFY")]
 
 
 # Metadata kept per batch size: the grid scalar reaches a kernel only at replay, through the
