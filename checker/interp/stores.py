@@ -244,14 +244,15 @@ _RUNTIME_LEAVES = (RuntimeWidth, RuntimeInt, Unknown)
 
 
 def written_where(pc: Formula) -> Formula:
-    """The path condition of a write in place, as the run that reads the buffer can use it:
-    the write's run (a replay) and the reader's (the capture) share the forward mode, the
-    configuration, the batch size and the opaque conditions, but not the numbers each reads
-    from its own batch. A comparison of such a number (`q_len_per_req > 1`, where the replay's
-    width is a runtime value) is taken as holding where the condition asks it to hold and as
-    failing where it asks it to fail (by polarity), so the result is implied by `pc`: a write
-    is never placed on fewer paths than it runs on, and a preset is checked only where no
-    write can reach it."""
+    """The path condition of a write in place, as the run that reads the buffer can use it.
+    The mode, the configuration, the batch size and opaque tests (`ragged_layout is not None`)
+    are kept: a server whose first replays of a kind do not take the write reads the preset
+    itself there, whatever later replays write. A comparison of a number the writing run reads
+    from its own batch (`q_len_per_req > 1`, the replay's width a runtime value) means nothing
+    to the reading run (the capture): it is taken as holding where the condition asks it to
+    hold and as failing where it asks it to fail (by polarity), so the result is implied by
+    `pc`. A write is never placed on fewer paths than it may run on, and a preset is checked
+    only where no write can reach it."""
     memo: dict[tuple[Formula, bool], Formula] = {}
 
     def weaken(node: Formula, holds: bool) -> Formula:
