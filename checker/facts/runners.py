@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from idxcheck.facts.batch_fields import carried_fields
 from idxcheck.facts.runtime_model import RunnerWidth
 from idxcheck.interp.choices import iter_choice
-from idxcheck.interp.interpreter import ClassInterpreter
+from idxcheck.interp.interpreter import ClassInterpreter, batch_field_path, none_atom
 from idxcheck.interp.state import ScanContext
 from idxcheck.interp.values import ChoiceV, IntV, MemberV, Value
 from idxcheck.model.spans import Span
@@ -164,6 +165,13 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
         mode_value = MemberV(members.pop())
     span, text = _assignment(cls, width_attr)
     draft = bool(re.search(profile.draft_runner, cls.name))
+    # The lengths its width is (`WIDTH_LENGTHS`) that its batches always carry are not None
+    # where that width is compared: the width and the lengths are one fact of the runner.
+    carried = [
+        neg(none_atom(batch_field_path(profile, f)))
+        for f in carried_fields(cls, profile.runner_batch_classes)
+        if f in profile.width_lengths
+    ]
     idioms = profile.idioms
     for mode_pc, mode in iter_choice(mode_value, TRUE):
         if not isinstance(mode, MemberV):
@@ -172,7 +180,7 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
             if not isinstance(width, IntV):
                 continue
             term, params = _free_params(width.term, cls.name, profile.runner_symbols)
-            cond = conj(mode_pc, width_pc, *(_param_range(p, profile) for p in params))
+            cond = conj(mode_pc, width_pc, *(_param_range(p, profile) for p in params), *carried)
             selector = None
             if mode.name == idioms.draft_decode_mode and draft and not profile.compare_draft_decode:
                 continue

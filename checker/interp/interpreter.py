@@ -93,6 +93,7 @@ from idxcheck.interp.values import (
 )
 from idxcheck.model.kinds import BindingKind, Role
 from idxcheck.model.spans import Loc
+from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym import poly
@@ -177,6 +178,17 @@ BUILTINS = frozenset(
 
 # Methods of an elementwise comparison (a mask tensor) that count its true entries.
 MASK_COUNTS = frozenset({"sum", "count_nonzero"})
+
+
+def none_atom(path: str) -> Atom:
+    """The condition that the runtime value at `path` is None: one atom wherever it is tested."""
+    return Atom(f"none:{path}", f"{path} is None")
+
+
+def batch_field_path(profile: Profile, attr: str) -> str:
+    """The path of the forward batch's field `attr` as `runtime_attribute` reads it: the
+    field's own name where the profile gives it a kind, else under `forward_batch`."""
+    return attr if attr in profile.forward_batch_attrs else f"forward_batch.{attr}"
 
 
 class ClassInterpreter:
@@ -1149,6 +1161,7 @@ class ClassInterpreter:
         return found if found is not None and found.members else None
 
     def runtime_attribute(self, base: RuntimeV, attr: str, loc: Loc | None = None) -> Value:
+        # `batch_field_path` names what this returns for the forward batch's fields.
         if attr in self.profile.runtime_width_attrs:
             return IntV(RuntimeWidth())
         if attr in self.profile.algorithm_attrs and self._algorithms() is not None:
@@ -1556,14 +1569,11 @@ class ClassInterpreter:
                 # None with one rank, the ranks' counts with several: not known here.
                 return Atom(f"none:{other.source}", f"{other.source} is None")
             if isinstance(other, (RuntimeV, UnknownV)):
-                path = other.path if isinstance(other, RuntimeV) else None
-                text = (
-                    f"{path} is None"
-                    if path
-                    else f"{short_text(frame.fn.code(left_node if isinstance(right, NoneV) else right_node))} is None"
-                )
-                key = f"none:{path}" if path else f"{frame.fn.qualname}:{text}"
-                return Atom(key, text)
+                if isinstance(other, RuntimeV) and other.path:
+                    return none_atom(other.path)
+                code = frame.fn.code(left_node if isinstance(right, NoneV) else right_node)
+                text = f"{short_text(code)} is None"
+                return Atom(f"{frame.fn.qualname}:{text}", text)
             return FALSE
         if isinstance(left, StrV) and isinstance(right, StrV):
             return BoolConst(left.value == right.value)

@@ -208,6 +208,12 @@ CONSTANTS: tuple[Constant, ...] = (
         "(key, text) of the opaque runtime condition that holds for the target's batches in that mode.",
     ),
     _c("RUNNER_SYMBOLS", "Runtime attributes a runner adds to its width -> domain symbol."),
+    _c(
+        "RUNNER_BATCH_CLASSES",
+        "Classes whose construction in a runner is the batch it hands the backend: lengths of "
+        "`WIDTH_LENGTHS` that every such construction sets to a value that is never None are "
+        "taken as present in the runs compared with that runner's width.",
+    ),
     _c("RUNNER_PARAM_BOUNDS", "Runner constructor parameter -> (the symbol it stays below, why)."),
     # Kernels.
     _c("KERNEL_GRIDS", "Grid-scalar name -> (launcher, its parameter that sizes the grid)."),

@@ -193,6 +193,8 @@ class Profile:
     runner_width_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Runtime lengths that are each request's width in a mode that does not pack.
     width_lengths: tuple[str, ...] = ()
+    # Classes whose construction in a runner is the batch it hands the backend.
+    runner_batch_classes: tuple[str, ...] = ()
     # The runtime object whose `runtime_width_attrs` publish the width (`spec_info`).
     width_holder: str = ""
     # Who runs the backend (`idxcheck.facts.algorithms`): the speculative-algorithm enum, the
@@ -406,6 +408,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
             for member, rows in getattr(module, "ALGORITHM_DOMAIN", {}).items()
         },
         width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
+        runner_batch_classes=tuple(getattr(module, "RUNNER_BATCH_CLASSES", ())),
         width_holder=getattr(module, "WIDTH_HOLDER", ""),
         role_calls={
             name: (tuple(excluded), tuple(params))

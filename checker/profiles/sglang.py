@@ -307,6 +307,14 @@ DRAFT_BACKEND_FACTORY = (
 RUNNER_SYMBOLS: dict[str, str] = {
     "eagle_worker.draft_extend_num_front_tokens": "num_front_tokens",
 }
+# The batch a runner builds and hands the backend (`get_forward_batch`). Where each such batch
+# of a runner sets one of `WIDTH_LENGTHS` to a value that is never None (the draft-extend
+# runners' `extend_seq_lens_cpu=`, a slice of a list of the captured width), those lengths are
+# taken as present in every run compared with that runner's width, eager ones included: the
+# width itself is read from the runner on the same footing (0.5.16 to 0.5.19, FlashAttention's
+# draft extend v2 falls back to a narrower width only where `extend_seq_lens_cpu is None`, which
+# neither the runners nor the worker's `prepare_for_draft_extend` leave it).
+RUNNER_BATCH_CLASSES = ("ForwardBatch",)
 # Constructor parameters a runner's width depends on, with the configuration symbol they stay
 # below (each value from 0 up is a runner of its own): parameter -> (bound, why).
 RUNNER_PARAM_BOUNDS: dict[str, tuple[str, str]] = {
