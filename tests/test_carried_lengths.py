@@ -76,9 +76,7 @@ def test_lengths_the_runner_always_carries_are_not_none(tmp_path: Path) -> None:
         "lengths = self.lengths[bs]",  # an element, not a slice
     ],
 )
-def test_lengths_that_may_be_none_leave_the_fallback_compared(
-    tmp_path: Path, lengths: str
-) -> None:
+def test_lengths_that_may_be_none_leave_the_fallback_compared(tmp_path: Path, lengths: str) -> None:
     result = _scan(tmp_path, lengths)
     found = [(f.code, f.mode, f.span.line) for f in result.findings]
     assert found == [("IDX002", "DRAFT_EXTEND_V2", 13)]
