@@ -166,3 +166,25 @@ def test_dflash_query_buffers_are_proved_in_0_27_0() -> None:
     ]
     assert {o.span.line for o in at_slices if o.verdict.name == "PROVED"} == query_slices(tree)
     assert not any(o.verdict.name == "REFUTED" for o in at_slices)
+
+
+def test_the_padded_verify_width_is_proved_in_0_34_0() -> None:
+    # 0.34.0's widest decode adds the drafter's query slots
+    # (`speculative_config.max_num_new_slots_for_drafting`, a symbol of the profile): with it the
+    # builder's `reorder_batch_threshold` is known, and the padded verify width it copies
+    # (`max_qo_len = self._varlen_decode_qlen`) is one token per request only where the
+    # threshold keeps verify steps out of the decode path (decode context parallelism). Without
+    # the symbol that fallback was refuted against 1 + num_speculative_tokens.
+    tree = vllm_tree("0.34.0")
+    parts = [tree / "v1/attention", tree / "model_executor/layers/attention/mla_attention.py"]
+    result = scan([str(p) for p in parts], Config(profile="auto"))
+    assert result.errors == []
+    assert aiter_findings(result, tree) == []
+    padded = line_of(tree / AITER, "max_qo_len = self._varlen_decode_qlen")
+    route = line_of(tree / AITER, "max_qo_len=int(max_qo_len),")
+    aiter = [o for o in result.outcomes if same_file(o.span.path, tree / AITER)]
+    assert padded < route
+    assert any(
+        o.span.line == route and o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED"
+        for o in aiter
+    )

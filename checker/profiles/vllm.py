@@ -17,9 +17,10 @@ a layout is built in. The phase model:
 The width of UNIFORM_DECODE and CAPTURE is read from the model runner of the scanned tree
 (`GPUModelRunner.uniform_decode_query_len`), the widest decode a builder takes from its
 `reorder_batch_threshold` (`max_decode_query_len`); the profile's default applies only where
-the tree has no such runner, and a finding then says so.
+the tree has no such runner, and a finding then says so (0.34.0 has none: its V1 model runner
+and dispatcher are gone, and the width is a property of `VllmConfig`).
 
-Facts were read off vLLM releases 0.26.0, 0.27.0 and 0.33.0 from PyPI (`vllm/` paths)."""
+Facts were read off vLLM releases 0.26.0, 0.27.0, 0.33.0 and 0.34.0 from PyPI (`vllm/` paths)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ CONFIG_SYMBOLS: dict[str, str] = {
     "max_num_batched_tokens": "max_num_batched_tokens",
     "max_model_len": "max_model_len",
     "max_cudagraph_capture_size": "max_cudagraph_capture_size",
+    "max_num_new_slots_for_drafting": "max_num_new_slots_for_drafting",
 }
 
 # Constructor parameters that carry a configuration value directly.
@@ -69,6 +71,7 @@ DISPLAY: dict[str, str] = {
     "max_num_batched_tokens": "max_num_batched_tokens",
     "max_model_len": "max_model_len",
     "max_cudagraph_capture_size": "max_cudagraph_capture_size",
+    "max_num_new_slots_for_drafting": "max_num_new_slots_for_drafting",
 }
 
 CONTEXT_SYMBOLS = (
@@ -89,6 +92,12 @@ DOMAIN: tuple[tuple[str, str], ...] = (
         "0: no speculative decoding; SpeculativeConfig.num_speculative_tokens > 0 otherwise",
     ),
     ("num_speculative_tokens <= 32", "explored range"),
+    (
+        "max_num_new_slots_for_drafting >= 0",
+        "SpeculativeConfig.max_num_new_slots_for_drafting: the query slots a drafter adds to "
+        "a verified request (0.34.0: 0, or 1 for the standalone draft model)",
+    ),
+    ("max_num_new_slots_for_drafting <= 1", "explored range"),
     (
         "max_num_batched_tokens >= max_bs",
         "SchedulerConfig: max_num_batched_tokens must be at least max_num_seqs",
