@@ -176,10 +176,18 @@ def test_the_padded_verify_width_is_proved_in_0_34_0() -> None:
     # threshold keeps verify steps out of the decode path (decode context parallelism). Without
     # the symbol that fallback was refuted against 1 + num_speculative_tokens.
     tree = vllm_tree("0.34.0")
-    parts = [tree / "v1/attention", tree / "model_executor/layers/attention/mla_attention.py"]
+    parts = [
+        tree / "v1/attention",
+        tree / "model_executor/layers/attention/mla_attention.py",
+        tree / "config/vllm.py",
+    ]
     result = scan([str(p) for p in parts], Config(profile="auto"))
     assert result.errors == []
     assert aiter_findings(result, tree) == []
+    # 0.34.0 has no V1 model runner or dispatcher: the width of a uniform decode and of a
+    # capture is the configuration's property (`VllmConfig.uniform_decode_query_len`), not the
+    # profile's default.
+    assert {w.mode for w in result.profile_widths} == {"DRAFT"}
     padded = line_of(tree / AITER, "max_qo_len = self._varlen_decode_qlen")
     route = line_of(tree / AITER, "max_qo_len=int(max_qo_len),")
     aiter = [o for o in result.outcomes if same_file(o.span.path, tree / AITER)]

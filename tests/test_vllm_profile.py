@@ -78,6 +78,61 @@ def test_without_a_runner_the_profile_default_is_used_and_said(tmp_path: Path) -
     assert any(r.role == "profile" and "vLLM profile" in r.message for r in stride.related)
 
 
+# A configuration class in the shape of vLLM's (0.33.0 on): the width of a uniform decode is its
+# property, with `self` the configuration object.
+CONFIG_CLASS = """\
+class VllmConfig:
+    speculative_config: object = None
+
+    @property
+    def spec_tokens(self) -> int:
+        return self.speculative_config.num_speculative_tokens
+
+    @property
+    def uniform_decode_query_len(self) -> int:
+        \"\"\"Every request of a uniform decode: the sampled token and the drafts.\"\"\"
+        return self.num_speculative_tokens + 1
+"""
+
+
+def test_without_a_runner_the_configuration_s_width_is_used(tmp_path: Path) -> None:
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "buggy_builder.py", package)
+    (package / "config.py").write_text(CONFIG_CLASS)
+    result = scan([str(package)], AUTO)
+    (stride,) = result.findings
+    assert stride.mode == "UNIFORM_DECODE"
+    assert stride.counterexample == {"bs": 2, "num_speculative_tokens": 1}
+    assert any(
+        r.role == "runner"
+        and "VllmConfig.uniform_decode_query_len" in r.message
+        and "`self.num_speculative_tokens + 1`" in r.message
+        for r in stride.related
+    )
+    assert not any(r.role == "profile" for r in stride.related)
+    assert "UNIFORM_DECODE" not in {w.mode for w in result.profile_widths}
+    # A runner of the tree states the width itself: it is the one compared with.
+    shutil.copy(PACKAGE / "runner.py", package)
+    result = scan([str(package)], AUTO)
+    (stride,) = result.findings
+    runners = [r.message for r in stride.related if r.role == "runner"]
+    assert runners and all("ToyModelRunner" in m for m in runners)
+
+
+def test_a_width_property_of_another_class_states_nothing(tmp_path: Path) -> None:
+    # Only the configuration classes the profile names state a width by a property.
+    package = tmp_path / "vllm"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(PACKAGE / "buggy_builder.py", package)
+    (package / "config.py").write_text(CONFIG_CLASS.replace("class VllmConfig", "class Settings"))
+    result = scan([str(package)], AUTO)
+    (stride,) = result.findings
+    assert any(r.role == "profile" for r in stride.related)
+
+
 SGLANG_BACKEND = FIXTURES / "bugs" / "eagle_draft_extend_v2.py"
 
 

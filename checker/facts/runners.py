@@ -13,12 +13,14 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from idxcheck.facts.batch_fields import carried_fields
 from idxcheck.facts.runtime_model import RunnerWidth
 from idxcheck.interp.choices import iter_choice
 from idxcheck.interp.interpreter import ClassInterpreter, batch_field_path, none_atom
 from idxcheck.interp.state import ScanContext
-from idxcheck.interp.values import ChoiceV, IntV, MemberV, Value
+from idxcheck.interp.values import ChoiceV, ConfigV, IntV, MemberV, Value
 from idxcheck.model.spans import Span
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import (
@@ -111,26 +113,45 @@ def is_runner(source: SourceFile, block: object, width_attrs: Iterable[str]) -> 
     return any(re.search(rf"self\.{attr}\s*=[^=]", text) for attr in width_attrs)
 
 
-def runner_blocks(source: SourceFile, width_attrs: Sequence[str]) -> list[Block]:
-    """The file's classes that set a runner width attribute (`is_runner`)."""
+def runner_blocks(
+    source: SourceFile, width_attrs: Sequence[str], config_classes: Sequence[str] = ()
+) -> list[Block]:
+    """The file's classes that set a runner width attribute (`is_runner`), and its
+    configuration classes that define one as a property (`states_width`)."""
     attrs = tuple(width_attrs)
+    configs = tuple(config_classes)
 
     def find() -> tuple[int, ...]:
-        if not any(f"self.{attr}" in source.text for attr in attrs):
+        sets = any(f"self.{attr}" in source.text for attr in attrs)
+        defines = bool(configs) and any(f"def {attr}(" in source.text for attr in attrs)
+        if not sets and not defines:
             return ()  # each of the tests below needs this much
         return tuple(
             index
             for index, block in enumerate(source.blocks)
-            if block.kind == "class" and is_runner(source, block, attrs)
+            if block.kind == "class"
+            and (
+                (sets and is_runner(source, block, attrs))
+                or (defines and block.name in configs and states_width(source, block, attrs))
+            )
         )
 
-    found = reading(source, "runner-blocks\0" + "\0".join(attrs), find)
+    key = "runner-blocks\0" + "\0".join(attrs) + "\0\0" + "\0".join(configs)
+    found = reading(source, key, find)
     return [source.blocks[index] for index in found]
+
+
+def states_width(source: SourceFile, block: object, width_attrs: Iterable[str]) -> bool:
+    """Whether the class defines a property named as a runner width attribute."""
+    text = _block_text(source, block)
+    return any(re.search(rf"@property\s+def {attr}\(\s*self\s*\)", text) for attr in width_attrs)
 
 
 def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
     facts = RunnerFacts()
     profile = ctx.profile
+    if cls.name in profile.config_classes:
+        return _read_width_properties(cls, ctx)
     init = cls.methods.get("__init__")
     if init is None:
         return facts
@@ -203,6 +224,65 @@ def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
                 )
             )
     return facts
+
+
+def _read_width_properties(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
+    """The widths a configuration class states as properties named as runner width attributes
+    (`VllmConfig.uniform_decode_query_len`), for the modes the profile gives that attribute.
+    The property is interpreted with `self` the configuration object, so that its attributes
+    are the profile's configuration symbols (`self.num_speculative_tokens`)."""
+    facts = RunnerFacts()
+    profile = ctx.profile
+    if not profile.config_object_names:
+        return facts
+    for attr in profile.runner_width_attrs:
+        fn = cls.methods.get(attr)
+        modes = profile.runner_width_modes.get(attr, ())
+        if fn is None or not modes or not _is_property(fn):
+            continue
+        interp = ClassInterpreter(ctx, cls.methods, cls.name, record=False)
+        value, _ = interp.run(fn, {"self": ConfigV(profile.config_object_names[0])})
+        for error in interp.errors:
+            facts.errors.append((cls.file.path, error))
+        span, text = _returned(fn)
+        for width_pc, width in iter_choice(value, TRUE):
+            if not isinstance(width, IntV):
+                continue
+            term, params = _free_params(width.term, cls.name, profile.runner_symbols)
+            cond = conj(width_pc, *(_param_range(p, profile) for p in params))
+            for mode in modes:
+                facts.widths.append(
+                    RunnerWidth(
+                        mode=mode,
+                        term=term,
+                        text=text,
+                        source=f"{cls.name}.{attr} ({cls.file.path}:{span.line}) is `{text}`",
+                        cond=cond,
+                        span=span,
+                        runner=f"{cls.name}.{attr}",
+                    )
+                )
+    return facts
+
+
+def _is_property(fn: FunctionSource) -> bool:
+    return any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "property"
+        for d in fn.node.decorators
+    )
+
+
+def _returned(fn: FunctionSource) -> tuple[Span, str]:
+    """Where the value of the function's first `return` statement of its body is, and its
+    text."""
+    for stmt in fn.node.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Return) and small.value is not None:
+                loc = fn.loc(small.value)
+                return loc.span, " ".join(loc.text.split())
+    return Span(fn.file.path, fn.def_line, 0, fn.def_line, 0), fn.name
 
 
 def _mirrored(cls: ClassSource, attr: str) -> bool:

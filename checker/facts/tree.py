@@ -74,7 +74,7 @@ def _feeds_by_text(source: SourceFile, profile: Profile) -> bool:
         or feeds_batch_modes(source, profile)
         or any(f"def {name}" in text for name in profile.tree_width_functions)
         or profile.declares_algorithm_facts(text)
-        or bool(runner_blocks(source, profile.runner_width_attrs))
+        or bool(runner_blocks(source, profile.runner_width_attrs, profile.config_classes))
     )
 
 
@@ -109,12 +109,14 @@ def runtime_model_from_tree(
     runners: FileMemo | None = None,
     algorithms: AlgorithmOracle | None = None,
 ) -> RuntimeModel:
-    """Runner widths read from the scanned tree for the modes it has runners of; the profile's
-    defaults for the other modes. The errors met reading them go to `errors`."""
+    """Runner widths read from the scanned tree for the modes it has runners of; where it has
+    none, the widths its configuration class states; the profile's defaults for the other
+    modes. The errors met reading them go to `errors`."""
     default = default_runtime_model(profile)
     read: dict[str, list[RunnerWidth]] = {}
+    stated: dict[str, list[RunnerWidth]] = {}
     for source in tree.files:
-        blocks = runner_blocks(source, profile.runner_width_attrs)
+        blocks = runner_blocks(source, profile.runner_width_attrs, profile.config_classes)
         if not blocks:
             continue
         reading: RunnerReading | None = runners.get(source) if runners is not None else None
@@ -135,9 +137,13 @@ def runtime_model_from_tree(
         errors.extend(found_errors)
         for width in widths:
             if width.mode in modes.members:
-                read.setdefault(width.mode, []).append(width)
+                stating = width.runner.split(".", 1)[0] in profile.config_classes
+                into = stated if stating else read
+                into.setdefault(width.mode, []).append(width)
     widths_by_mode = dict(default.widths)
-    for mode, found in read.items():
+    # What the configuration states (`VllmConfig.uniform_decode_query_len`) is what the
+    # runners read: it stands for them in a mode none of the tree's runners states.
+    for mode, found in {**stated, **read}.items():
         widths_by_mode[mode] = tuple(found)
     most = {
         mode: packed_widths(packed, widths_by_mode.get(mode, ()))

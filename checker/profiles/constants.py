@@ -214,6 +214,12 @@ CONSTANTS: tuple[Constant, ...] = (
         "`WIDTH_LENGTHS` that every such construction sets to a value that is never None are "
         "taken as present in the runs compared with that runner's width.",
     ),
+    _c(
+        "CONFIG_CLASSES",
+        "Classes whose instances are the configuration object: in their methods `self` is one, "
+        "and a property named as a `RUNNER_WIDTH_MODES` attribute states that width for its "
+        "modes.",
+    ),
     _c("RUNNER_PARAM_BOUNDS", "Runner constructor parameter -> (the symbol it stays below, why)."),
     # Kernels.
     _c("KERNEL_GRIDS", "Grid-scalar name -> (launcher, its parameter that sizes the grid)."),

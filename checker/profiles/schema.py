@@ -195,6 +195,9 @@ class Profile:
     width_lengths: tuple[str, ...] = ()
     # Classes whose construction in a runner is the batch it hands the backend.
     runner_batch_classes: tuple[str, ...] = ()
+    # Classes whose instances are the configuration object: a property of one named as a
+    # runner width attribute states that width (`VllmConfig.uniform_decode_query_len`).
+    config_classes: tuple[str, ...] = ()
     # The runtime object whose `runtime_width_attrs` publish the width (`spec_info`).
     width_holder: str = ""
     # Who runs the backend (`idxcheck.facts.algorithms`): the speculative-algorithm enum, the
@@ -409,6 +412,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         },
         width_lengths=tuple(getattr(module, "WIDTH_LENGTHS", ())),
         runner_batch_classes=tuple(getattr(module, "RUNNER_BATCH_CLASSES", ())),
+        config_classes=tuple(getattr(module, "CONFIG_CLASSES", ())),
         width_holder=getattr(module, "WIDTH_HOLDER", ""),
         role_calls={
             name: (tuple(excluded), tuple(params))

@@ -302,6 +302,10 @@ RUNNER_MODE_ATTRS: tuple[str, ...] = ()
 RUNNER_WIDTH_MODES: dict[str, tuple[str, ...]] = {
     "uniform_decode_query_len": ("UNIFORM_DECODE", "CAPTURE"),
 }
+# The configuration object's class: 0.33.0 on states the width of a uniform decode as its
+# property (`uniform_decode_query_len`, `1 + self.num_speculative_tokens`), the only place
+# 0.34.0 states it (its V1 model runner and dispatcher are gone).
+CONFIG_CLASSES = ("VllmConfig",)
 # The runners of drafters (`v1/spec_decode/`) are not model runners of the target.
 DRAFT_RUNNER = r"Proposer|Drafter|Speculator"
 # A drafter is built only under a speculative config (`GPUModelRunner.__init__` builds one where
