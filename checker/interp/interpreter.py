@@ -96,6 +96,7 @@ from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
+from idxcheck.source.modules import file_imports
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
@@ -137,6 +138,7 @@ MAX_INLINE_DEPTH = 8
 MAX_TERM_SIZE = 4000
 
 KNOWN_MODULES = {
+    "dataclasses": "dataclasses",
     "torch": "torch",
     "np": "np",
     "numpy": "numpy",
@@ -976,6 +978,11 @@ class ClassInterpreter:
         found = functions.tree_name(self, name, frame)
         if found is not None:
             return found
+        imported = file_imports(frame.fn.file).get(name)
+        if imported is not None and imported.name is not None:
+            model = library.IMPORTED.get((imported.module, imported.name))
+            if model is not None:
+                return FunctionRefV(model)  # `from dataclasses import replace`
         return UnknownV(f"name `{name}` is not defined in the analysed code")
 
     def eval_Integer(self, node: cst.Integer, state: State, frame: Frame) -> Value:

@@ -1,13 +1,13 @@
 """Models of library calls, as a table: each library's functions in a module of its own
-(`builtins`, `torch`, `numpy`, `triton`; what torch and numpy share in `arrays`), each model a
-small function of the `Call`. Adding `torch.repeat_interleave` is adding one model and one entry
-to `torch.FUNCTIONS`."""
+(`builtins`, `torch`, `numpy`, `triton`, `dataclasses` in `copies`; what torch and numpy share
+in `arrays`), each model a small function of the `Call`. Adding `torch.repeat_interleave` is
+adding one model and one entry to `torch.FUNCTIONS`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from idxcheck.interp.library import arrays, builtins, numpy, torch, triton
+from idxcheck.interp.library import arrays, builtins, copies, numpy, torch, triton
 from idxcheck.interp.library.call import Call, FunctionModel
 from idxcheck.interp.values import Value
 
@@ -17,7 +17,12 @@ FUNCTIONS: dict[str, FunctionModel] = {
     **torch.FUNCTIONS,
     **numpy.FUNCTIONS,
     **triton.FUNCTIONS,
+    **copies.FUNCTIONS,
 }
+
+# Library functions a file imports by name (`from dataclasses import replace`): (module, name)
+# -> the dotted name of the model.
+IMPORTED: dict[tuple[str, str], str] = {**copies.IMPORTED}
 
 # Functions known by their last name under another module (`torch.Tensor.arange`, `np.pad`,
 # `utils.ceil_div`): (test of the dotted name, model).
