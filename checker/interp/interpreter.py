@@ -96,7 +96,7 @@ from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.source.modules import file_imports
+from idxcheck.source.modules import file_imports, module_constants
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
@@ -975,6 +975,9 @@ class ClassInterpreter:
             or name in library.BARE_FUNCTIONS
         ):
             return FunctionRefV(name)
+        constant = module_constants(frame.fn.file).get(name)
+        if constant is not None:
+            return IntV(Const(constant))  # `MAX_QUERY_LEN = 8192` at module level
         found = functions.tree_name(self, name, frame)
         if found is not None:
             return found

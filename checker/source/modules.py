@@ -75,6 +75,76 @@ def _read_imports(lines: list[str]) -> tuple[tuple[str, str, str], ...]:
     return tuple(found.values())
 
 
+# A module-level constant: an upper-case name bound at the start of a line to an integer
+# literal, a shift or a product of integer literals (`MAX_QUERY_LEN = 8192`, `_LIMIT = 1 << 31`).
+_CONSTANT_LINE = re.compile(
+    r"([A-Z_][A-Z0-9_]*)\s*(?::\s*int\s*)?=\s*([0-9][0-9_]*(?:\s*(?:<<|\*)\s*[0-9][0-9_]*)?)\s*$"
+)
+# Integer literals only: the value of a constant is at most this many digits long.
+_MAX_CONSTANT_DIGITS = 40
+
+
+def module_constants(source: SourceFile) -> dict[str, int]:
+    """The file's module-level integer constants that nothing else in the file rebinds: a name
+    bound once at the start of a line (`_CONSTANT_LINE`) and bound nowhere else in the text
+    (no other assignment, augmented assignment, `for`, `with ... as`, `import ... as`, `def`,
+    `class` or `global` of it, at any depth). Read from the text, never run."""
+    found = reading(source, "constants", lambda: _read_constants(source.text, source.lines))
+    return dict(found)
+
+
+def _read_constants(text: str, lines: list[str]) -> tuple[tuple[str, int], ...]:
+    candidates: dict[str, list[str]] = {}
+    for line in lines:
+        match = _CONSTANT_LINE.match(line.rstrip("\r\n"))
+        if match:
+            candidates.setdefault(match.group(1), []).append(match.group(2))
+    found: list[tuple[str, int]] = []
+    if candidates and re.search(r"\bimport\s+\*", text):
+        return ()  # a star import may bind any name
+    for name, values in candidates.items():
+        if len(values) != 1 or _rebinds(text, name) != 1:
+            continue
+        value = _constant_value(values[0])
+        if value is not None:
+            found.append((name, value))
+    return tuple(found)
+
+
+def _rebinds(text: str, name: str) -> int:
+    """How many places of `text` may bind `name` (the constant's own assignment is one)."""
+    n = re.escape(name)
+    patterns = (
+        rf"(?<![\w.]){n}\s*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)",  # assignments
+        rf"\bfor\b[^:\n]*(?<![\w.]){n}\b[^:\n]*\bin\b",  # loop targets
+        rf"\bas\s+{n}\b",  # with ... as, import ... as, except ... as
+        rf"\b(?:def|class|global|nonlocal)\s+[^\n]*(?<![\w.]){n}\b",
+        rf"(?<![\w.]){n}\s*:=",  # assignment expressions
+        rf"\bimport\b[^\n]*(?<![\w.]){n}\b",
+        rf",\s*{n}\s*(?:,[^=\n]*)?=(?!=)|(?<![\w.]){n}\s*,[^=\n]*=(?!=)",  # tuple targets
+    )
+    return sum(len(re.findall(p, text)) for p in patterns)
+
+
+def _constant_value(text: str) -> int | None:
+    parts = re.split(r"\s*(<<|\*)\s*", text.strip())
+    if any(len(p.replace("_", "")) > _MAX_CONSTANT_DIGITS for p in parts[::2]):
+        return None
+    try:
+        value = int(parts[0].replace("_", ""))
+        for op, operand in zip(parts[1::2], parts[2::2], strict=True):
+            right = int(operand.replace("_", ""))
+            if op == "<<":
+                if right > 128:
+                    return None
+                value <<= right
+            else:
+                value *= right
+    except ValueError:
+        return None
+    return value
+
+
 def module_parts(path: str) -> tuple[str, ...]:
     """A file's path as the components of its module (`pkg/mod.py` -> pkg, mod; a package's
     `__init__.py` is the package)."""
