@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from idxcheck.facts.batch_fields import carried_fields
 from idxcheck.facts.runtime_model import RunnerWidth
@@ -31,6 +30,7 @@ from idxcheck.source.files import (
     SourceFile,
     reading,
 )
+from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import (
     TRUE,
     Atom,
@@ -47,6 +47,12 @@ from idxcheck.sym.terms import (
     conj,
     neg,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    # Loaded on first use: a scan whose tree facts come from the cache reads no runner.
+    cst = lazy_module("libcst")
 
 
 @dataclass
