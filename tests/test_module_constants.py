@@ -20,8 +20,12 @@ def constants(text: str) -> dict[str, int]:
 
 
 def test_literals_shifts_and_products_are_read() -> None:
-    text = "WIDTH = 8\nLIMIT: int = 1 << 4\nROWS = 2 * 3\nBIG = 1_000\nname = 3\n"
-    assert constants(text) == {"WIDTH": 8, "LIMIT": 16, "ROWS": 6, "BIG": 1000}
+    text = "WIDTH = 8\nLIMIT: int = 1 << 4\nROWS = 2 * 3 * 4\nBIG = 1_000\nname = 3\n"
+    assert constants(text) == {"WIDTH": 8, "LIMIT": 16, "ROWS": 24, "BIG": 1000}
+    # A name that is not a constant's, a float, a string, a huge shift: none.
+    assert constants("X = 1.5\nY = 'a'\nZ = 1 << 999\nW = -3\n") == {}
+    # Text that is not Python has none.
+    assert constants("WIDTH = 8\ndef (:\n") == {}
 
 
 @pytest.mark.parametrize(
@@ -39,6 +43,12 @@ def test_literals_shifts_and_products_are_read() -> None:
         "from m import *\n",
         "WIDTH = 9\n",
         "WIDTH = compute()\n",
+        "(A, WIDTH) = 1, 2\n",
+        "[A, WIDTH] = 1, 2\n",
+        "def f(\n    a,\n    WIDTH,\n):\n    pass\n",
+        "match x:\n    case [WIDTH]:\n        pass\n",
+        "try:\n    pass\nexcept E as WIDTH:\n    pass\n",
+        "del WIDTH\n",
     ],
 )
 def test_any_other_binding_leaves_the_name_unknown(rebinding: str) -> None:

@@ -266,6 +266,7 @@ def _read_width_properties(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
                         cond=cond,
                         span=span,
                         runner=f"{cls.name}.{attr}",
+                        from_config=True,
                     )
                 )
     return facts

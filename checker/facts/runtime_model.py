@@ -23,6 +23,9 @@ class RunnerWidth:
     span: Span | None = None
     from_profile: bool = False
     runner: str = ""  # the runner class, when read from the tree
+    # Stated by the configuration (`VllmConfig.uniform_decode_query_len`), not by a runner:
+    # used only in a mode no runner of the tree states.
+    from_config: bool = False
     # A condition on the batch (`spec_info is None`) that tells this runner's batches from
     # another's in the same mode: a site is compared with this runner only when its own path
     # tests that condition, since otherwise nothing says which runner's batches it sees.

@@ -137,8 +137,7 @@ def runtime_model_from_tree(
         errors.extend(found_errors)
         for width in widths:
             if width.mode in modes.members:
-                stating = width.runner.split(".", 1)[0] in profile.config_classes
-                into = stated if stating else read
+                into = stated if width.from_config else read
                 into.setdefault(width.mode, []).append(width)
     widths_by_mode = dict(default.widths)
     # What the configuration states (`VllmConfig.uniform_decode_query_len`) is what the

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from idxcheck.source.files import Block, FunctionSource, SourceFile, reading
+from idxcheck.source.files import (
+    Block,
+    FunctionSource,
+    SourceError,
+    SourceFile,
+    cpython_check,
+    reading,
+)
 
 # `from a import b`, `import a.b as m` at the start of a line (the module's own imports; those
 # under an `if` or a `try` are conditional and not read).
@@ -75,74 +82,90 @@ def _read_imports(lines: list[str]) -> tuple[tuple[str, str, str], ...]:
     return tuple(found.values())
 
 
-# A module-level constant: an upper-case name bound at the start of a line to an integer
-# literal, a shift or a product of integer literals (`MAX_QUERY_LEN = 8192`, `_LIMIT = 1 << 31`).
-_CONSTANT_LINE = re.compile(
-    r"([A-Z_][A-Z0-9_]*)\s*(?::\s*int\s*)?=\s*([0-9][0-9_]*(?:\s*(?:<<|\*)\s*[0-9][0-9_]*)?)\s*$"
-)
-# Integer literals only: the value of a constant is at most this many digits long.
+# Integer literals only: the value of a constant is at most this many digits long, and a shift
+# at most this many bits.
 _MAX_CONSTANT_DIGITS = 40
+_MAX_SHIFT = 128
 
 
 def module_constants(source: SourceFile) -> dict[str, int]:
-    """The file's module-level integer constants that nothing else in the file rebinds: a name
-    bound once at the start of a line (`_CONSTANT_LINE`) and bound nowhere else in the text
-    (no other assignment, augmented assignment, `for`, `with ... as`, `import ... as`, `def`,
-    `class` or `global` of it, at any depth). Read from the text, never run."""
-    found = reading(source, "constants", lambda: _read_constants(source.text, source.lines))
+    """The file's module-level integer constants that nothing else in the file binds: an
+    upper-case name assigned once, by a module-level statement, an integer literal, a shift or
+    a product of literals (`MAX_QUERY_LEN = 8192`, `_LIMIT = 1 << 31`), and bound nowhere else
+    in the file, at any depth (no other assignment target, loop or `with` target, parameter,
+    `def`, `class`, import, `global`, `except ... as` or pattern capture; no star import).
+    Read from CPython's tree of the text, never run; a file CPython cannot parse has none."""
+    found = reading(source, "constants", lambda: _read_constants(source.text))
     return dict(found)
 
 
-def _read_constants(text: str, lines: list[str]) -> tuple[tuple[str, int], ...]:
-    candidates: dict[str, list[str]] = {}
-    for line in lines:
-        match = _CONSTANT_LINE.match(line.rstrip("\r\n"))
-        if match:
-            candidates.setdefault(match.group(1), []).append(match.group(2))
+def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
+    if not re.search(r"^[A-Z_][A-Z0-9_]*\s*(?::[^=\n]*)?=", text, re.MULTILINE):
+        return ()  # no candidate: spares the parse
+    try:
+        tree = cpython_check(text)
+    except SourceError:
+        return ()
+    if isinstance(tree, SyntaxError):
+        return ()
+    candidates: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        target: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z_][A-Z0-9_]*", target.id):
+            candidates[target.id] = value
+    if not candidates:
+        return ()
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            bindings[name] = bindings.get(name, 0) + 1
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return ()  # a star import may bind any name
     found: list[tuple[str, int]] = []
-    if candidates and re.search(r"\bimport\s+\*", text):
-        return ()  # a star import may bind any name
-    for name, values in candidates.items():
-        if len(values) != 1 or _rebinds(text, name) != 1:
-            continue
-        value = _constant_value(values[0])
-        if value is not None:
-            found.append((name, value))
+    for name, value in candidates.items():
+        constant = _integer_of(value) if bindings.get(name) == 1 else None
+        if constant is not None:
+            found.append((name, constant))
     return tuple(found)
 
 
-def _rebinds(text: str, name: str) -> int:
-    """How many places of `text` may bind `name` (the constant's own assignment is one)."""
-    n = re.escape(name)
-    patterns = (
-        rf"(?<![\w.]){n}\s*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)",  # assignments
-        rf"\bfor\b[^:\n]*(?<![\w.]){n}\b[^:\n]*\bin\b",  # loop targets
-        rf"\bas\s+{n}\b",  # with ... as, import ... as, except ... as
-        rf"\b(?:def|class|global|nonlocal)\s+[^\n]*(?<![\w.]){n}\b",
-        rf"(?<![\w.]){n}\s*:=",  # assignment expressions
-        rf"\bimport\b[^\n]*(?<![\w.]){n}\b",
-        rf",\s*{n}\s*(?:,[^=\n]*)?=(?!=)|(?<![\w.]){n}\s*,[^=\n]*=(?!=)",  # tuple targets
-    )
-    return sum(len(re.findall(p, text)) for p in patterns)
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """The names `node` binds (or deletes) where it stands."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id
+    elif isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, ast.alias):
+        yield node.asname or node.name.split(".")[0]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+        yield node.name
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+        yield node.name
+    elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+        yield node.rest
 
 
-def _constant_value(text: str) -> int | None:
-    parts = re.split(r"\s*(<<|\*)\s*", text.strip())
-    if any(len(p.replace("_", "")) > _MAX_CONSTANT_DIGITS for p in parts[::2]):
-        return None
-    try:
-        value = int(parts[0].replace("_", ""))
-        for op, operand in zip(parts[1::2], parts[2::2], strict=True):
-            right = int(operand.replace("_", ""))
-            if op == "<<":
-                if right > 128:
-                    return None
-                value <<= right
-            else:
-                value *= right
-    except ValueError:
-        return None
-    return value
+def _integer_of(node: ast.expr) -> int | None:
+    """An integer literal, or a shift or product of such (nested), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value if len(str(abs(node.value))) <= _MAX_CONSTANT_DIGITS else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.Mult)):
+        left, right = _integer_of(node.left), _integer_of(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.LShift):
+            return left << right if 0 <= right <= _MAX_SHIFT else None
+        product = left * right
+        return product if len(str(abs(product))) <= _MAX_CONSTANT_DIGITS else None
+    return None
 
 
 def module_parts(path: str) -> tuple[str, ...]:
