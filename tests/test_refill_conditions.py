@@ -52,22 +52,31 @@ def test_a_runtime_comparison_lets_the_write_run() -> None:
 
 def test_a_shared_subformula_is_weakened_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # Path conditions are DAGs; a walk that did not keep what it weakened would visit the
-    # shared part once per path to it (here 2 ** 12 times).
-    from idxcheck.interp import stores
+    # shared part once per path to it (here 2 ** 12 times), and the writes of one file's
+    # analysis share their conditions' prefixes: the answers are kept until the file is done.
+    from idxcheck.sym import terms
 
     seen: list[object] = []
-    reads = stores._reads_runtime
+    reads = terms._reads_runtime
 
     def counted(term: object) -> bool:
         seen.append(term)
         return reads(term)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(stores, "_reads_runtime", counted)
+    terms.forget_specialisations()
+    monkeypatch.setattr(terms, "_reads_runtime", counted)
     pc = conj(RAGGED, WIDE)
     for depth in range(12):
         pc = disj(conj(pc, Atom(f"a{depth}", "a")), conj(neg(pc), Atom(f"b{depth}", "b")))
     assert written_where(pc) != FALSE
     assert len(seen) <= 2
+    # Another write under a condition that extends this one walks only what is new.
+    assert written_where(conj(pc, Atom("c", "c"))) != FALSE
+    assert len(seen) <= 2
+    # After the file, nothing is kept: the same condition is weakened again.
+    terms.forget_specialisations()
+    assert written_where(pc) != FALSE
+    assert 2 < len(seen) <= 4
 
 
 # The shape of SGLang 0.5.23's Intel XPU backend: one graph entry for capture and replay, whose

@@ -30,27 +30,19 @@ from idxcheck.model.spans import Loc
 from idxcheck.sym.terms import (
     FALSE,
     TRUE,
-    And,
     Atom,
-    Cmp,
     Const,
     Formula,
-    Not,
-    Or,
     Rewriter,
-    RuntimeInt,
-    RuntimeWidth,
     Sym,
     Term,
-    Unknown,
     binop,
     cmp,
     conj,
     disj,
-    neg,
     specialise_formula,
     strip,
-    term_leaves,
+    weaken_runtime_tests,
 )
 
 
@@ -240,9 +232,6 @@ class Refills:
         return value
 
 
-_RUNTIME_LEAVES = (RuntimeWidth, RuntimeInt, Unknown)
-
-
 def written_where(pc: Formula) -> Formula:
     """The path condition of a write in place, as the run that reads the buffer can use it.
     The mode, the configuration, the batch size and opaque tests (`ragged_layout is not None`)
@@ -250,36 +239,10 @@ def written_where(pc: Formula) -> Formula:
     itself there, whatever later replays write. A comparison of a number the writing run reads
     from its own batch (`q_len_per_req > 1`, the replay's width a runtime value) means nothing
     to the reading run (the capture): it is taken as holding where the condition asks it to
-    hold and as failing where it asks it to fail (by polarity), so the result is implied by
-    `pc`. A write is never placed on fewer paths than it may run on, and a preset is checked
-    only where no write can reach it."""
-    memo: dict[tuple[Formula, bool], Formula] = {}
-
-    def weaken(node: Formula, holds: bool) -> Formula:
-        key = (node, holds)
-        found = memo.get(key)
-        if found is not None:
-            return found
-        result: Formula
-        if isinstance(node, Cmp):
-            runtime = _reads_runtime(node.left) or _reads_runtime(node.right)
-            result = (TRUE if holds else FALSE) if runtime else node
-        elif isinstance(node, And):
-            result = conj(*(weaken(arg, holds) for arg in node.args))
-        elif isinstance(node, Or):
-            result = disj(*(weaken(arg, holds) for arg in node.args))
-        elif isinstance(node, Not):
-            result = neg(weaken(node.arg, not holds))
-        else:
-            result = node
-        memo[key] = result
-        return result
-
-    return weaken(pc, True)
-
-
-def _reads_runtime(term: Term) -> bool:
-    return any(isinstance(leaf, _RUNTIME_LEAVES) for leaf in term_leaves(term))
+    hold and as failing where it asks it to fail (by polarity, `weaken_runtime_tests`), so the
+    result is implied by `pc`. A write is never placed on fewer paths than it may run on, and a
+    preset is checked only where no write can reach it."""
+    return weaken_runtime_tests(pc)
 
 
 def _feasible(pc: Formula, modes: tuple[str, ...]) -> bool:

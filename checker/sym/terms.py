@@ -478,6 +478,7 @@ def forget_specialisations() -> None:
     _WIDTH_REWRITERS.clear()
     _CONJ_MEMO.clear()
     _DISJ_MEMO.clear()
+    _WEAKENED.clear()
 
 
 def width_rewriter(width: Term) -> Rewriter:
@@ -497,6 +498,49 @@ def _width_rewriter(width: Term) -> Rewriter:
     if found is None or found[0] is not width:
         found = _WIDTH_REWRITERS[id(width)] = (width, width_rewriter(width))
     return found[1]
+
+
+# `weaken_runtime_tests` answers by formula and polarity, shared until `forget_specialisations`:
+# every write in place of a file's analysis weakens its path condition, and those conditions
+# share their prefixes (one table per call walked them again for each write: bench/RESULTS.md,
+# "The runtime tests of a write's condition weakened once per file").
+_WEAKENED: dict[tuple[Formula, bool], Formula] = {}
+_RUNTIME_LEAVES = (RuntimeWidth, RuntimeInt, Unknown)
+
+
+def weaken_runtime_tests(formula: Formula) -> Formula:
+    """`formula` with each comparison of a number the runtime supplies (a leaf `RuntimeWidth`,
+    `RuntimeInt` or `Unknown`) taken as holding where the formula asks it to hold and as failing
+    where it asks it to fail (by polarity): the result is implied by `formula`, and names
+    nothing the runtime supplies in a comparison."""
+    return _weaken(formula, True)
+
+
+def _weaken(node: Formula, holds: bool) -> Formula:
+    key = (node, holds)
+    found = _WEAKENED.get(key)
+    if found is not None:
+        return found
+    result: Formula
+    if isinstance(node, Cmp):
+        runtime = _reads_runtime(node.left) or _reads_runtime(node.right)
+        result = (TRUE if holds else FALSE) if runtime else node
+    elif isinstance(node, And):
+        result = conj(*(_weaken(arg, holds) for arg in node.args))
+    elif isinstance(node, Or):
+        result = disj(*(_weaken(arg, holds) for arg in node.args))
+    elif isinstance(node, Not):
+        result = neg(_weaken(node.arg, not holds))
+    else:
+        result = node
+    if len(_WEAKENED) >= MAX_MEMO:
+        _WEAKENED.clear()
+    _WEAKENED[key] = result
+    return result
+
+
+def _reads_runtime(term: Term) -> bool:
+    return any(isinstance(leaf, _RUNTIME_LEAVES) for leaf in term_leaves(term))
 
 
 def substitute_width(term: Term, width: Term) -> Term:
