@@ -12,7 +12,7 @@ import pytest
 from idxcheck.app.run import scan
 from idxcheck.model.config import Config
 from idxcheck.source.files import SourceFile
-from idxcheck.source.modules import module_constants
+from idxcheck.source.modules import module_constant, module_constants
 
 
 def constants(text: str) -> dict[str, int]:
@@ -53,6 +53,22 @@ def test_literals_shifts_and_products_are_read() -> None:
 )
 def test_any_other_binding_leaves_the_name_unknown(rebinding: str) -> None:
     assert "WIDTH" not in constants("WIDTH = 8\n" + rebinding)
+
+
+def test_a_statement_after_a_semicolon_makes_no_constant() -> None:
+    assert constants("a = 1; LIMIT = 5\nWIDTH = 8\n") == {"WIDTH": 8}
+
+
+def test_a_name_no_line_assigns_is_answered_without_reading_the_file() -> None:
+    source = SourceFile.from_bytes("m.py", b"WIDTH = 8\nimport torch\n")
+    assert module_constant(source, "torch") is None
+    assert module_constant(source, "ROWS") is None
+    assert "constants" not in source.readings  # the file was not parsed for them
+    assert module_constant(source, "WIDTH") == 8
+    assert "constants" in source.readings
+    # A line that assigns the name but is no constant's: the file is read, and says no.
+    rebound = SourceFile.from_bytes("m.py", b"WIDTH = 8\nWIDTH = 9\n")
+    assert module_constant(rebound, "WIDTH") is None
 
 
 def test_comparisons_are_no_binding() -> None:

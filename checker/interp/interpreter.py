@@ -96,7 +96,7 @@ from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
-from idxcheck.source.modules import file_imports, module_constants
+from idxcheck.source.modules import file_imports, module_constant
 from idxcheck.sym import poly
 from idxcheck.sym.terms import (
     FALSE,
@@ -975,7 +975,7 @@ class ClassInterpreter:
             or name in library.BARE_FUNCTIONS
         ):
             return FunctionRefV(name)
-        constant = module_constants(frame.fn.file).get(name)
+        constant = module_constant(frame.fn.file, name)
         if constant is not None:
             return IntV(Const(constant))  # `MAX_QUERY_LEN = 8192` at module level
         found = functions.tree_name(self, name, frame)

@@ -94,13 +94,32 @@ def module_constants(source: SourceFile) -> dict[str, int]:
     a product of literals (`MAX_QUERY_LEN = 8192`, `_LIMIT = 1 << 31`), and bound nowhere else
     in the file, at any depth (no other assignment target, loop or `with` target, parameter,
     `def`, `class`, import, `global`, `except ... as` or pattern capture; no star import).
-    Read from CPython's tree of the text, never run; a file CPython cannot parse has none."""
+    Read from CPython's tree of the text, never run; a file CPython cannot parse has none.
+    The statement starts its line (`_CANDIDATE_LINE`)."""
     found = reading(source, "constants", lambda: _read_constants(source.text))
     return dict(found)
 
 
+# An assignment to an upper-case name at the start of a line: a module-level statement that may
+# make a constant. The names of these lines are asked first, so that a file is parsed (and its
+# bindings counted) only when a name read there may be one of its constants: most names an
+# analysis looks up are functions, classes and modules.
+_CANDIDATE_LINE = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*(?::[^=\n]*)?=", re.MULTILINE)
+
+
+def module_constant(source: SourceFile, name: str) -> int | None:
+    """`module_constants(source)[name]`, reading the file's constants only where `name` starts
+    a line that assigns it."""
+    names = reading(
+        source, "constant-lines", lambda: frozenset(_CANDIDATE_LINE.findall(source.text))
+    )
+    if name not in names:
+        return None
+    return module_constants(source).get(name)
+
+
 def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
-    if not re.search(r"^[A-Z_][A-Z0-9_]*\s*(?::[^=\n]*)?=", text, re.MULTILINE):
+    if not _CANDIDATE_LINE.search(text):
         return ()  # no candidate: spares the parse
     try:
         tree = cpython_check(text)
@@ -115,7 +134,11 @@ def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             target, value = stmt.target, stmt.value
-        if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z_][A-Z0-9_]*", target.id):
+        if (
+            isinstance(target, ast.Name)
+            and stmt.col_offset == 0  # not after a `;`
+            and re.fullmatch(r"[A-Z_][A-Z0-9_]*", target.id)
+        ):
             candidates[target.id] = value
     if not candidates:
         return ()
