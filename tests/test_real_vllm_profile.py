@@ -71,6 +71,24 @@ def test_the_decode_part_s_widest_query_is_not_the_batch_s_in_0_33_0() -> None:
     assert result.stats.proved > 0
 
 
+def test_aiter_mla_eager_decode_is_flagged_from_0_14_0_and_clean_in_0_13_0() -> None:
+    # 0.14.0 set `query_len_support = QueryLenSupport.UNIFORM` on the builder, so its decodes
+    # carry a verify step's 1 + num_speculative_tokens tokens from then on; the stride-1 eager
+    # layout stayed until 0.27.0 (docs/triage/vllm-releases.md). In 0.13.0 the class-body
+    # default of the base keeps every decode at one token, and the same layout is proved.
+    buggy = vllm_tree("0.14.0")
+    found = aiter_findings(scan_parts(buggy), buggy)
+    assert {(f.code, f.function, f.mode) for f in found} == {
+        ("IDX001", "AiterMLAMetadataBuilder._build_decode", "UNIFORM_DECODE"),
+        ("IDX006", "AiterMLAMetadataBuilder._build_decode", "UNIFORM_DECODE"),
+    }
+    clean = vllm_tree("0.13.0")
+    result = scan_parts(clean)
+    assert aiter_findings(result, clean) == []
+    aiter = [o for o in result.outcomes if same_file(o.span.path, clean / AITER)]
+    assert any(o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED" for o in aiter)
+
+
 def test_a_decode_run_as_entry_and_inlined_pairs_within_each_run_in_0_33_0() -> None:
     # `_build_decode` runs as an entry point (its flag `self._decode_causal` opaque) and inlined
     # from `MLACommonMetadataBuilder.build` (the flag from the batch). The grid scalar of the
