@@ -214,3 +214,16 @@ def test_the_padded_verify_width_is_proved_in_0_34_0() -> None:
         o.span.line == route and o.mode == "UNIFORM_DECODE" and o.verdict.name == "PROVED"
         for o in aiter
     )
+
+
+def test_the_runner_s_input_batch_is_the_runtime_s_in_0_33_0() -> None:
+    # Model Runner V2's speculators take the runner's batch (`propose(input_batch, ...)`): the
+    # slices it sizes are read from the runtime, no longer UNSUPPORTED for want of a caller.
+    tree = vllm_tree("0.33.0")
+    result = scan([str(tree / "v1/worker/gpu/spec_decode")], Config(profile="auto"))
+    assert not any("parameter `input_batch`" in (o.reason or "") for o in result.outcomes)
+    assert any(
+        o.verdict.name == "PROVED" and o.reason == "read from the runtime"
+        for o in result.outcomes
+        if "speculator.py" in o.span.path
+    )

@@ -221,6 +221,9 @@ PADDING_FUNCTIONS: dict[str, tuple[str, int, int, int, str, str]] = {
 # What an entry point's parameters are (kinds as in the SGLang profile).
 ENTRY_PARAMS: dict[str, str] = {
     "common_attn_metadata": "forward_batch",
+    # The batch a model runner hands its speculators and model states (`InputBatch`): the
+    # runtime's, its counts as the runtime sizes them.
+    "input_batch": "tensor",
     "num_reqs": "bs",
     "num_decodes": "bs",
     "num_seqs": "bs",
