@@ -6,26 +6,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
+from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results, profile_for
 from idxcheck.check.pipeline import scan_tree
 from idxcheck.incremental.store import DiskStore
 from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult
 from idxcheck.model.progress import Progress
 from idxcheck.parallel.executor import WorkerExecutor
-from idxcheck.profiles.schema import Profile, load_profile
+from idxcheck.profiles.schema import Profile
 from idxcheck.rules import REGISTRY, Rule
 from idxcheck.source.discover import DiscoveryError, discover
 from idxcheck.source.files import SourceFile
 from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_tree
-
-
-def profile_for(config: Config, name: str | None = None) -> Profile:
-    """The profile a scan with `config` uses (`name`, where the configuration leaves it to
-    the files; else the default), with the configuration's domain and widths."""
-    chosen = config.profile if config.profile != AUTO else (name or DEFAULT_PROFILE)
-    return load_profile(chosen, {"domain": list(config.domain), "widths": dict(config.widths)})
 
 
 def run_tree(

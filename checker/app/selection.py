@@ -16,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
+from idxcheck.model.config import Config
 from idxcheck.model.findings import ScanResult, Stats
-from idxcheck.profiles.schema import package_profiles
+from idxcheck.profiles.schema import Profile, load_profile, package_profiles
 
 AUTO = "auto"
 DEFAULT_PROFILE = "sglang"
@@ -122,3 +123,10 @@ def merge_results(results: Sequence[ScanResult]) -> ScanResult:
         mode_model_source="; ".join(r.mode_model_source for r in results if r.mode_model_source),
         mode_order=modes,
     )
+
+
+def profile_for(config: Config, name: str | None = None) -> Profile:
+    """The profile a scan with `config` uses (`name`, where the configuration leaves it to
+    the files; else the default), with the configuration's domain and widths."""
+    chosen = config.profile if config.profile != AUTO else (name or DEFAULT_PROFILE)
+    return load_profile(chosen, {"domain": list(config.domain), "widths": dict(config.widths)})

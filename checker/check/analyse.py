@@ -3,100 +3,32 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
 
 from idxcheck.check.build import FindingBuilder
 from idxcheck.check.checker import Checker, Outcome
 from idxcheck.check.obligations import Obligation, Unclaimed
-from idxcheck.check.ports import VerdictStore
+from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.facts.algorithms import AlgorithmModel
 from idxcheck.facts.constraints import TreeConstraints
-from idxcheck.facts.kernels import Launcher
 from idxcheck.facts.mode_model import is_mode_enum
-from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.readers import ClassReaders
-from idxcheck.facts.runtime_model import RuntimeModel
 from idxcheck.interp.classes import ClassFacts, analyse_class, analyse_function
 from idxcheck.interp.state import Binding, ScanContext
 from idxcheck.model.config import Config
-from idxcheck.model.findings import Consumer, FileError, Finding, SiteNote
+from idxcheck.model.findings import Consumer, FileError, SiteNote
 from idxcheck.model.kinds import BindingKind, Role
-from idxcheck.model.spans import Loc, Span
+from idxcheck.model.spans import Loc
 from idxcheck.model.verdicts import Verdict
 from idxcheck.profiles.schema import Profile
-from idxcheck.rules import REGISTRY, Rule
+from idxcheck.rules import Rule
 from idxcheck.source.files import Block, ClassSource, SourceError, SourceFile, strip_comments
-from idxcheck.source.index import ClassIndex, DataclassIndex, SignatureIndex
-from idxcheck.source.modules import FunctionIndex
-from idxcheck.source.tree import HitLines
 from idxcheck.sym.terms import Formula, Term, conj, forget_specialisations
 
 
 class UnsupportedSiteError(Exception):
     """Raised under the test-only `raise_on_unsupported` switch."""
-
-
-@dataclass(frozen=True)
-class TreeFacts:
-    """What every file's classes are checked against, read once from the whole tree."""
-
-    config: Config
-    profile: Profile
-    modes: ModeModel
-    dataclasses: DataclassIndex
-    classes: ClassIndex
-    width_defs: Mapping[str, Any]
-    runtime: RuntimeModel
-    constraints: TreeConstraints
-    launchers: dict[str, Launcher]
-    hits: HitLines
-    # What every file's analysis depends on beyond the file itself and the classes it looks
-    # up: the tree facts' key and the kernel launchers. None when nothing is cached.
-    context_key: str | None = None
-    # The rules checked (a test may add its own).
-    rules: tuple[type[Rule], ...] = REGISTRY
-    # The module-level functions of the tree, followed where a method calls one.
-    functions: FunctionIndex | None = None
-    # The tree's functions with a role-named parameter.
-    signatures: SignatureIndex | None = None
-    # The speculative-algorithm enum of the tree (who runs the backend).
-    algorithms: AlgorithmModel | None = None
-
-    def checker(self, store: VerdictStore | None) -> Checker:
-        checker = Checker(self.profile, self.config, self.modes, self.runtime, self.rules)
-        checker.launchers = self.launchers
-        checker.algorithms = self.algorithms
-        checker.disk = store
-        return checker
-
-
-@dataclass
-class FilePart:
-    """What one file's classes contribute to a scan: plain data, so that it can come back from
-    a worker process, and merged in file order whichever process produced it."""
-
-    parsed: bool = False
-    # Places with obligations: a place reached from classes in two files (a subclass's
-    # inherited method) is one site.
-    sites: set[Span] = field(default_factory=set)
-    errors: list[FileError] = field(default_factory=list)
-    outcomes: list[SiteNote] = field(default_factory=list)
-    notes: list[SiteNote] = field(default_factory=list)
-    # Each refuted obligation's finding, in decision order, with the place that uses the value
-    # and its name: findings of one place to fix merge across files (a subclass elsewhere
-    # reaching the same line), the later ones becoming related uses.
-    findings: list[tuple[Finding, Span, str, bool]] = field(default_factory=list)
-    # Obligations by verdict (`Stats` names): `obligations`, `proved`, `refuted`, ... (a plain
-    # dict: the cache's reader builds no other mapping, `incremental.stored`).
-    counts: dict[str, int] = field(default_factory=dict)
-    # The forward modes whose obligations were decided against the profile's default width
-    # (no runner of the mode among the scanned files), with that width's text.
-    defaults: set[tuple[str, str]] = field(default_factory=set)
-
-    def count(self, name: str) -> None:
-        self.counts[name] = self.counts.get(name, 0) + 1
 
 
 def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:

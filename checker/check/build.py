@@ -12,10 +12,9 @@ from idxcheck.check.kernel import KernelVerdict
 from idxcheck.check.launch import launch_of
 from idxcheck.check.obligations import ANY_RUNNER, Obligation
 from idxcheck.facts.modes import ModeModel
-from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM
 from idxcheck.interp.values import LayoutV, RuntimeV
 from idxcheck.model.findings import Consumer, Finding, Fix, Related, make_finding
-from idxcheck.model.kinds import BindingKind, Severity
+from idxcheck.model.kinds import ALGORITHM_ATOM, WORKER_ATOM, BindingKind, Severity
 from idxcheck.model.replay import ReplayBlock
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from idxcheck.check.analyse import FilePart
+from idxcheck.check.part import FilePart
 from idxcheck.model.findings import FileError, Finding, Related, SiteNote
 from idxcheck.model.kinds import Severity
 from idxcheck.model.spans import Span

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from idxcheck.check.analyse import FilePart, TreeFacts
 from idxcheck.check.focus import focus_files
 from idxcheck.check.merge import PART_COUNTS, merge_parts
+from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.check.ports import Store
 from idxcheck.facts.algorithms import AlgorithmModel
 from idxcheck.facts.constraints import (
@@ -22,7 +22,6 @@ from idxcheck.facts.modes import ModeModel
 from idxcheck.facts.runners import WidthDefinitions
 from idxcheck.facts.runtime_model import RuntimeModel, default_runtime_model
 from idxcheck.facts.tree import RunnerReading, runtime_model_from_tree
-from idxcheck.interp.state import ScanContext
 from idxcheck.model.config import Config
 from idxcheck.model.findings import FileError, ProfileWidth, ScanResult, Stats
 from idxcheck.model.progress import Event, Progress, Step, emit
@@ -109,6 +108,10 @@ def cached_tree_facts(
         cached: tuple[FactBundle, str] | None = store.value(key, tuple[FactBundle, str])
         if cached is not None:
             return cached  # else written by another layout of these classes: read again
+    # Loaded where the tree facts are read: a scan that takes them from the store does not
+    # load the interpreter (bench/RESULTS.md, "Imports of a pre-commit run").
+    from idxcheck.interp.state import ScanContext
+
     errors: list[FileError] = []
     modes, mode_errors = _cached_mode_model(tree, profile, store, inputs)
     errors.extend(mode_errors)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from idxcheck.facts.mode_model import TreeEnumOracle, enum_members
 from idxcheck.facts.modes import ModeModel, applied
-from idxcheck.interp.state import ALGORITHM_ATOM, WORKER_ATOM, WORKER_TEXT, ScanContext
+from idxcheck.model.kinds import ALGORITHM_ATOM, WORKER_ATOM, WORKER_TEXT
 from idxcheck.profiles.schema import Profile
-from idxcheck.source.files import ClassSource, FunctionSource, SourceError, SourceFile
+from idxcheck.source.files import ClassSource, FunctionSource, SourceError, SourceFile, reading
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import (
     Atom,
@@ -49,6 +50,18 @@ def algorithm_atom(member: str, setting: str) -> Atom:
     return Atom(ALGORITHM_ATOM + member, text)
 
 
+def declares_algorithm_facts(source: SourceFile, profile: Profile) -> bool:
+    """`Profile.declares_algorithm_facts` of the file's text, read once per text: the scan's
+    serial part asks it of every candidate file twice (the model and the tree facts' keys),
+    and its substring tests were a tenth of a pre-commit run on SGLang (bench/RESULTS.md,
+    "Imports of a pre-commit run")."""
+    return reading(
+        source,
+        "algorithm-facts\0" + profile.name,
+        partial(profile.declares_algorithm_facts, source.text),
+    )
+
+
 class AlgorithmModel:
     """The speculative-algorithm enum of the scanned tree (`Profile.algorithm_enum`), read on
     first use: its members, its predicates over the shared `algo:` conditions, and its methods.
@@ -56,7 +69,7 @@ class AlgorithmModel:
     the algorithm is not modelled there (its values stay unknown)."""
 
     def __init__(self, files: Iterable[SourceFile], profile: Profile) -> None:
-        self._files = [f for f in files if profile.declares_algorithm_facts(f.text)]
+        self._files = [f for f in files if declares_algorithm_facts(f, profile)]
         self._profile = profile
         self._read = False
         self._cls: ClassSource | None = None
@@ -107,6 +120,8 @@ class AlgorithmModel:
             return
         cls = found[0]
         members = enum_members(cls)
+        from idxcheck.interp.state import ScanContext  # read on first use, as the enum is
+
         ctx = ScanContext(self._profile, ModeModel(cls.name, (), {}, ""), lambda _n: None, {})
         self._cls = cls
         self._members = members

@@ -26,9 +26,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from idxcheck.facts.ports import FileMemo
-from idxcheck.interp.interpreter import ClassInterpreter
-from idxcheck.interp.state import Frame, ScanContext, State
-from idxcheck.interp.values import ConfigV
 from idxcheck.model.spans import Span
 from idxcheck.source.cstwalk import descendants
 from idxcheck.source.files import FunctionSource, SourceError, SourceFile, reading
@@ -38,6 +35,8 @@ from idxcheck.sym.terms import TRUE, Atom, Formula, formula_atoms, neg
 if TYPE_CHECKING:
     import libcst as cst
 
+    from idxcheck.interp.interpreter import ClassInterpreter
+    from idxcheck.interp.state import ScanContext
     from idxcheck.profiles.schema import Profile
 else:
     cst = lazy_module("libcst")
@@ -228,6 +227,10 @@ def _file_constraints(source: SourceFile, ctx: ScanContext, names: set[str]) -> 
 def _read_function(
     fn: FunctionSource, ctx: ScanContext, names: set[str], result: TreeConstraints
 ) -> None:
+    # The interpreter is loaded where a check is read: a scan that takes the tree facts from
+    # the cache imports this module for its data and its text tests only.
+    from idxcheck.interp.interpreter import ClassInterpreter
+
     interp = ClassInterpreter(ctx, {}, fn.name, record=False)
     for node in _walk_ifs(fn.node):
         backend = _backend_named(fn, node.test, names, ctx.profile.idioms.backend_selector)
@@ -278,6 +281,9 @@ def _condition(
     interp: ClassInterpreter, fn: FunctionSource, test: cst.BaseExpression
 ) -> Formula | None:
     """The rejected condition over configuration symbols, or None when it is not one."""
+    from idxcheck.interp.state import Frame, State
+    from idxcheck.interp.values import ConfigV
+
     env = {name: ConfigV(name) for name in interp.profile.idioms.check_config_names}
     state = State(dict(env), TRUE)
     frame = Frame(fn, (fn.qualname,), 0)

@@ -6,9 +6,6 @@ from typing import TYPE_CHECKING
 
 from idxcheck.facts.modes import FLAG_PREFIX, ModeModel, Predicate, mode_model_from_profile
 from idxcheck.facts.tree import mentioned_in
-from idxcheck.interp.interpreter import ClassInterpreter
-from idxcheck.interp.state import ScanContext
-from idxcheck.interp.values import BoolV, CurrentModeV, Value
 from idxcheck.model.findings import FileError
 from idxcheck.model.spans import Span
 from idxcheck.profiles.schema import Profile
@@ -19,11 +16,18 @@ from idxcheck.sym.terms import Atom, Formula
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idxcheck.interp.state import ScanContext
+    from idxcheck.interp.values import Value
 else:
     cst = lazy_module("libcst")
 
 
 def find_mode_model(tree: LoadedTree, profile: Profile) -> tuple[ModeModel, list[FileError]]:
+    # The interpreter is loaded where the enum is read: a scan that takes the tree facts from
+    # the cache imports this module for `is_mode_enum` only.
+    from idxcheck.interp.state import ScanContext
+
     errors: list[FileError] = []
     fallback = mode_model_from_profile(profile, mentioned_in(tree.files, profile))
     for source in tree.files:
@@ -85,6 +89,10 @@ class TreeEnumOracle:
         plist = fn.node.params.params
         if not plist or plist[0].name.value != "self":
             return None
+        from idxcheck.interp.interpreter import ClassInterpreter
+        from idxcheck.interp.state import ScanContext
+        from idxcheck.interp.values import BoolV, CurrentModeV
+
         args: dict[str, Value] = {"self": CurrentModeV()}
         for param in [*plist[1:], *fn.node.params.kwonly_params]:
             default = False

@@ -16,10 +16,6 @@ from typing import TYPE_CHECKING
 
 from idxcheck.facts.batch_fields import carried_fields
 from idxcheck.facts.runtime_model import RunnerWidth
-from idxcheck.interp.choices import iter_choice
-from idxcheck.interp.interpreter import ClassInterpreter, batch_field_path, none_atom
-from idxcheck.interp.state import ScanContext
-from idxcheck.interp.values import ChoiceV, ConfigV, IntV, MemberV, Value
 from idxcheck.model.spans import Span
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import (
@@ -50,6 +46,9 @@ from idxcheck.sym.terms import (
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from idxcheck.interp.state import ScanContext
+    from idxcheck.interp.values import Value
 else:
     # Loaded on first use: a scan whose tree facts come from the cache reads no runner.
     cst = lazy_module("libcst")
@@ -154,6 +153,12 @@ def states_width(source: SourceFile, block: object, width_attrs: Iterable[str]) 
 
 
 def read_runner(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
+    # The interpreter is loaded where a runner is read: a scan that takes the tree facts from
+    # the cache imports this module for its text tests only.
+    from idxcheck.interp.choices import iter_choice
+    from idxcheck.interp.interpreter import ClassInterpreter, batch_field_path, none_atom
+    from idxcheck.interp.values import ChoiceV, IntV, MemberV
+
     facts = RunnerFacts()
     profile = ctx.profile
     if cls.name in profile.config_classes:
@@ -237,6 +242,10 @@ def _read_width_properties(cls: ClassSource, ctx: ScanContext) -> RunnerFacts:
     (`VllmConfig.uniform_decode_query_len`), for the modes the profile gives that attribute.
     The property is interpreted with `self` the configuration object, so that its attributes
     are the profile's configuration symbols (`self.num_speculative_tokens`)."""
+    from idxcheck.interp.choices import iter_choice
+    from idxcheck.interp.interpreter import ClassInterpreter
+    from idxcheck.interp.values import ConfigV, IntV
+
     facts = RunnerFacts()
     profile = ctx.profile
     if not profile.config_object_names:

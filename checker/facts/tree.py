@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from idxcheck.facts.batch_modes import algorithms_not_run, modes_not_run
 from idxcheck.facts.constraints import constraints_forced, states_mode_constraint
@@ -18,7 +18,6 @@ from idxcheck.facts.runtime_model import (
     default_runtime_model,
     packed_widths,
 )
-from idxcheck.interp.state import AlgorithmOracle, ScanContext
 from idxcheck.model.findings import FileError
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import Block, SourceError, SourceFile, reading
@@ -26,6 +25,9 @@ from idxcheck.source.index import DataclassIndex
 from idxcheck.source.prefilter import feeds_batch_modes
 from idxcheck.source.tree import LoadedTree
 from idxcheck.sym.terms import Term
+
+if TYPE_CHECKING:
+    from idxcheck.interp.state import AlgorithmOracle
 
 _QUOTED_NAMES: dict[frozenset[str], re.Pattern[str]] = {}
 
@@ -169,6 +171,10 @@ def _read_runners(
     algorithms: AlgorithmOracle | None = None,
 ) -> RunnerReading:
     """The widths of one file's runner classes, with the errors met reading them."""
+    # Loaded where a runner is read: a scan that takes the tree facts from the cache imports
+    # this module for its text tests only.
+    from idxcheck.interp.state import ScanContext
+
     ctx = ScanContext(
         profile,
         modes,

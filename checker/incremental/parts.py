@@ -26,14 +26,17 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from idxcheck.check.analyse import FilePart, TreeFacts, analyse_file
-from idxcheck.check.checker import Checker
+from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.parse_store import parses_from
 from idxcheck.incremental.stored import hex_digest, loads
 from idxcheck.model.stable import digest
 from idxcheck.source.files import SourceFile
+
+if TYPE_CHECKING:
+    from idxcheck.check.checker import Checker
 
 # (what was looked up: "class" or "def", its name, the files it led to by code digest)
 Lookups = tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
@@ -127,6 +130,10 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
 def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
     """The file analysed, and stored in the checker's disk cache with the classes it looked
     up (for a file `stored_part` did not answer)."""
+    # The analysis is loaded where a file is analysed: a scan whose parts all come from the
+    # cache loads neither the interpreter nor the checker.
+    from idxcheck.check.analyse import analyse_file
+
     # The workers hand the checker the disk cache itself as its verdict store.
     cache = checker.disk if isinstance(checker.disk, Cache) else None
     key = part_key(source, facts) if cache is not None else None

@@ -47,10 +47,7 @@ from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
 from idxcheck.interp.state import (
-    ALGORITHM_ATOM,
     RUNTIME_ATOM,
-    WORKER_ATOM,
-    WORKER_TEXT,
     AlgorithmOracle,
     Binding,
     BufferAccess,
@@ -91,7 +88,7 @@ from idxcheck.interp.values import (
     UnknownV,
     Value,
 )
-from idxcheck.model.kinds import BindingKind, Role
+from idxcheck.model.kinds import ALGORITHM_ATOM, WORKER_ATOM, WORKER_TEXT, BindingKind, Role
 from idxcheck.model.spans import Loc
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.files import FunctionSource

@@ -24,13 +24,6 @@ else:
 # The key prefix of opaque conditions on runtime objects (`spec_info.x`, `forward_batch.y is
 # None`): they mean the same wherever they are written, in a runner or a backend.
 RUNTIME_ATOM = "rt:"
-# The key prefix of the speculative algorithm's conditions (`algo:DSPARK`: the server runs
-# DSpark), and the key of the condition that a draft worker runs the backend: one server runs
-# one algorithm, and a backend and the graph runners that replay it belong to one worker, so
-# both mean the same in a runner and in a backend (`idxcheck.facts.algorithms`).
-ALGORITHM_ATOM = "algo:"
-WORKER_ATOM = "worker:draft"
-WORKER_TEXT = "a draft worker runs the backend"
 
 
 class ModeOracle(Protocol):

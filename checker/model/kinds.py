@@ -60,3 +60,12 @@ class Phase(StrEnum):
     CAPTURE = "capture"
     REPLAY = "replay"
     EAGER = "eager"
+
+
+# The key prefix of the speculative algorithm's conditions (`algo:DSPARK`: the server runs
+# DSpark), and the key of the condition that a draft worker runs the backend: one server runs
+# one algorithm, and a backend and the graph runners that replay it belong to one worker, so
+# both mean the same in a runner and in a backend (`idxcheck.facts.algorithms`).
+ALGORITHM_ATOM = "algo:"
+WORKER_ATOM = "worker:draft"
+WORKER_TEXT = "a draft worker runs the backend"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from idxcheck.check.analyse import FilePart, TreeFacts
+from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.check.ports import Store
 from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.store import DiskStore

@@ -27,8 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from idxcheck.check.analyse import FilePart, TreeFacts
-from idxcheck.check.checker import Checker
+from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.parts import analysed_part, stored_part
 from idxcheck.model.config import MAX_FILE_BYTES
@@ -40,6 +39,8 @@ from idxcheck.sym.node import keep_interned_nodes
 
 if TYPE_CHECKING:
     from multiprocessing.pool import IMapIterator
+
+    from idxcheck.check.checker import Checker
 
 # A worker costs a fork and the pickling of its parts: worth it past this many characters of
 # candidate source, counting the base classes in other files that a file's classes inherit: a
@@ -227,6 +228,8 @@ def _analyse(
         _share_parses([(owner, block) for owner, block in shared if owner.has_class_source(block)])
     for source in loaded:
         source.forget_parses()
+    if not todo:
+        return parts  # every part from the cache: the checker is not loaded
     if jobs <= 1:
         checker = facts.checker(cache)
         if tracker is not None and tracker.progress is not None:
