@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from idxcheck import memo
@@ -21,7 +22,9 @@ from idxcheck.source.discover import Candidate, DiscoveryError, discover
 from idxcheck.source.pathmatch import path_matches, relative_posix
 
 if TYPE_CHECKING:
+    from idxcheck.incremental import by_code
     from idxcheck.incremental.located import Located
+    from idxcheck.profiles.schema import Profile
     from idxcheck.source.files import SourceFile
     from idxcheck.source.prefilter import Prefilter
     from idxcheck.source.tree import LoadedTree
@@ -105,18 +108,28 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     candidates, errors = discover_files(paths, config, listed)
     if listed is not None:
         memo.note_walk([*listed, *((c.path, c.stamp) for c in candidates)])
-    stamp_key = None
+    stamp_key = listing_key = None
     if config.cache_dir is not None:
         stamp_key = stamps.stamp_key(candidates, errors, config)
         stored = stamps.load(config, stamp_key)
         if stored is not None:
             return stored  # no file changed: answered before there is anything to show
+        from idxcheck.incremental import by_code
+
+        listing_key = by_code.listing_key(candidates, errors, config)
+        same = by_code.unchanged(config, listing_key, candidates, partial(_profile_named, config))
+        if same is not None:  # only comments changed: answered without the pipeline
+            found = _comments_read_again(same, config)
+            if stamps.settled(candidates, started):
+                stamps.store(config, stamp_key, found)
+                by_code.store_again(config, listing_key, same, stamp_key)
+            return found
     from idxcheck.parallel.workers import analysis_helper
 
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
     with analysis_helper(helped, (), config.cache_dir):
-        result, tree = _read_and_scan(candidates, errors, config, progress)
+        result, tree, profile = _read_and_scan(candidates, errors, config, progress)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
     texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
@@ -132,7 +145,43 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     )
     if stamp_key is not None and stamps.settled(candidates, started):
         stamps.store(config, stamp_key, found)
+        if listing_key is not None and profile is not None:
+            from idxcheck.incremental import by_code
+
+            by_code.store(config, listing_key, stamp_key, profile, tree, candidates)
     return found
+
+
+def _profile_named(config: Config, name: str) -> Profile:
+    from idxcheck.app.selection import profile_for
+
+    return profile_for(replace(config, profile=name))
+
+
+def _comments_read_again(same: by_code.Unchanged, config: Config) -> Scanned:
+    """The stored outcome of a scan whose changed files kept their code: their suppression
+    comments read again, and their texts taken where a finding or a suppression is reported
+    in them (as `_scan` keeps texts)."""
+    outcome, read = same.outcome, same.read
+    changed = {c.display for c in same.changed}
+    texts = {**read.marked, **{source.path: source.text for source in read.files}}
+    unmarked = frozenset(s.path for s in read.files if s.holds_marker is False)
+    fresh = read_file_comments(
+        outcome.result,
+        config,
+        [c.display for c in same.changed],
+        texts,
+        complete=True,
+        unmarked=unmarked,
+    )
+    by_path = {c.path: c for c in outcome.comments if c.path not in changed}
+    by_path.update((c.path, c) for c in fresh)
+    comments = tuple(by_path[path] for path in outcome.files if path in by_path)
+    reported = {f.span.path for f in outcome.result.findings}
+    reported |= {c.path for c in comments if c.suppressions}
+    kept = {p: t for p, t in outcome.texts.items() if p not in changed and p in reported}
+    kept.update((p, t) for p, t in texts.items() if p in reported)
+    return Scanned(outcome.result, comments, outcome.files, kept)
 
 
 def _read_and_scan(
@@ -140,19 +189,23 @@ def _read_and_scan(
     errors: Sequence[FileError],
     config: Config,
     progress: Progress | None,
-) -> tuple[ScanResult, LoadedTree]:
+) -> tuple[ScanResult, LoadedTree, Profile | None]:
     """The files that pass the prefilter read, and the tree scanned: each file with its own
-    profile where the configuration names none (`app.selection`)."""
+    profile where the configuration names none (`app.selection`); with the profile where
+    there is one (None where the files are of several)."""
     from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
     from idxcheck.source.tree import LoadedTree
 
     if config.profile != AUTO:
         return _read_and_scan_one(candidates, errors, config, progress)
     groups = by_profile(candidates, lambda c: c.path) or {DEFAULT_PROFILE: []}
+    if len(groups) == 1:
+        name = next(iter(groups))
+        return _read_and_scan_one(candidates, errors, replace(config, profile=name), progress)
     results: list[ScanResult] = []
     merged = LoadedTree()
     for index, (name, group) in enumerate(groups.items()):
-        result, tree = _read_and_scan_one(
+        result, tree, _ = _read_and_scan_one(
             group,
             errors if index == 0 else (),
             replace(config, profile=name),
@@ -163,7 +216,7 @@ def _read_and_scan(
         merged.marked.update(tree.marked)
         merged.errors.extend(tree.errors)
         merged.walked += tree.walked
-    return merge_results(results), merged
+    return merge_results(results), merged, None
 
 
 def _read_and_scan_one(
@@ -171,9 +224,11 @@ def _read_and_scan_one(
     errors: Sequence[FileError],
     config: Config,
     progress: Progress | None,
-) -> tuple[ScanResult, LoadedTree]:
-    """The files that pass the prefilter read, and the tree scanned with one profile."""
-    from idxcheck.app.run import profile_for, run_tree
+) -> tuple[ScanResult, LoadedTree, Profile]:
+    """The files that pass the prefilter read, and the tree scanned with one profile (which
+    is returned with them)."""
+    from idxcheck.app.run import run_tree
+    from idxcheck.app.selection import profile_for
     from idxcheck.incremental.located import load_located, store_located
     from idxcheck.source.prefilter import Prefilter
     from idxcheck.source.tree import LoadedTree, load_file
@@ -218,7 +273,7 @@ def _read_and_scan_one(
         tree.walked += walked
     emit(progress, Event(Step.READING, total, total))
     if config.cache_dir is None:
-        return run_tree(tree, config, profile, progress=progress), tree
+        return run_tree(tree, config, profile, progress=progress), tree, profile
     from idxcheck.parallel.workers import meanwhile
 
     # Written once the tree facts have made their readings of the files, while the helper
@@ -227,7 +282,7 @@ def _read_and_scan_one(
         lambda: _remember_rejected(read_paths, tree, config, rejected, reading_started),
         lambda: store_located(config, tree.files, known or {}),
     ):
-        return run_tree(tree, config, profile, progress=progress), tree
+        return run_tree(tree, config, profile, progress=progress), tree, profile
 
 
 # From this many files to read (a first scan of a large tree, a scan without the cache), the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from idxcheck.facts.algorithms import declares_algorithm_facts
 from idxcheck.facts.constraints import read_registry
 from idxcheck.facts.kernels import Launcher, launchers_signature
 from idxcheck.facts.modes import mode_model_from_profile
@@ -13,7 +14,7 @@ from idxcheck.incremental.cache import Cache
 from idxcheck.model.config import Config
 from idxcheck.model.stable import digest
 from idxcheck.profiles.schema import Profile
-from idxcheck.source.files import reading
+from idxcheck.source.files import SourceFile, reading
 from idxcheck.source.index import DataclassIndex
 from idxcheck.source.tree import LoadedTree
 
@@ -45,7 +46,6 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
       speculative-algorithm enum or the list of draft backends (`AlgorithmModel`), the
       fallback mode members, the versions and settings."""
     names = set(read_registry(tree.files, profile))
-    width_functions = profile.tree_width_functions
     fallback = mode_model_from_profile(profile, mentioned_in(tree.files, profile))
     common = [
         cache.versions(),
@@ -56,26 +56,48 @@ def tree_keys(tree: LoadedTree, config: Config, profile: Profile, cache: Cache) 
     facts = ["tree-facts", *common]
     inputs = ["inputs", *common]
     for source in sorted(tree.files, key=lambda s: s.path):
-        feeds = feeds_tree_facts(source, profile, names)
-        defines = reading(
-            source,
-            "defines\0" + "\0".join(width_functions),
-            partial(defines_any, source, width_functions),
-        ) or profile.declares_algorithm_facts(source.text)
-        whole = f"{source.path}\0{source.text_digest()}" if feeds or defines else None
-        blocks = None
-        if not (feeds and defines):
-            found = [
-                source.block_text(b)
-                for b in source.blocks
-                if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
-            ]
-            blocks = f"{source.path}\0{digest(*found)}" if found else None
-        for parts, by_text in ((facts, feeds), (inputs, defines)):
-            part = whole if by_text else blocks
+        for parts, part in zip(
+            (facts, inputs), file_key_parts(source, profile, names), strict=True
+        ):
             if part is not None:
                 parts.append(part)
     return digest(*facts), digest(*inputs)
+
+
+def file_key_parts(
+    source: SourceFile, profile: Profile, names: set[str]
+) -> tuple[str | None, str | None]:
+    """What one file gives the tree facts' key and the inputs' key of `tree_keys` (None:
+    nothing), with `names` the backends the tree registers."""
+    feeds = feeds_tree_facts(source, profile, names)
+    width_functions = profile.tree_width_functions
+    defines = reading(
+        source,
+        "defines\0" + "\0".join(width_functions),
+        partial(defines_any, source, width_functions),
+    ) or declares_algorithm_facts(source, profile)
+    whole = f"{source.path}\0{source.text_digest()}" if feeds or defines else None
+    blocks = None
+    if not (feeds and defines):
+        found = [
+            source.block_text(b)
+            for b in source.blocks
+            if b.kind == "class" and DataclassIndex.is_dataclass_header(source, b)
+        ]
+        blocks = f"{source.path}\0{digest(*found)}" if found else None
+    return (whole if feeds else blocks), (whole if defines else blocks)
+
+
+def file_contribution(source: SourceFile, profile: Profile, names: set[str]) -> str:
+    """Everything one file gives the keys of `tree_keys` beside its code: its parts of the two
+    keys, the backends it registers and the fallback mode members it mentions. Two texts of a
+    file with the same code and the same contribution leave every key of a scan the same."""
+    registry = sorted((n, sorted(c)) for n, c in read_registry([source], profile).items())
+    return digest(
+        repr(file_key_parts(source, profile, names)),
+        repr(registry),
+        repr(sorted(mentioned_in([source], profile))),
+    )
 
 
 def context_key(inputs: str, facts_value: str, launchers: dict[str, Launcher]) -> str:
