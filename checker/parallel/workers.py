@@ -636,6 +636,10 @@ def _helper_main(
 
     keep_interned_nodes()  # this process analyses once, then exits
     load_now(lazy_module("libcst"))
+    # The analysis too, while the scan reads the tree: the scan itself no longer loads it
+    # before forking this process (it needs it only for what the cache does not hold).
+    import idxcheck.check.analyse  # noqa: F401
+
     # The classes parsed ahead are taken from the cache's syntax trees where it has them.
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
     parser = _AheadParser(to_child)

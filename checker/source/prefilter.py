@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -20,7 +21,6 @@ class Prefilter:
     decoded."""
 
     def __init__(self, profile: Profile) -> None:
-        self.regex = _prefilter_regex(profile)
         self.profile = profile
         self._role_words: dict[str, bool] = {}
         # Substring tests are faster than one regex alternation of the same words (CPython's
@@ -35,6 +35,12 @@ class Prefilter:
         ) + tuple((c.stated_by.encode(),) for c in profile.mode_constraints)
         # The words of a file that may put a batch in a mode (`feeds_batch_modes`).
         self.batch_words = tuple(word.encode() for word in profile.idioms.batch_mode_words)
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The words as one pattern, compiled where hit lines are first looked for: a scan the
+        cache answers by code reads no hit line."""
+        return _prefilter_regex(self.profile)
 
     def matches(self, data: bytes) -> bool:
         """Whether one of the words occurs in `data`: the words of a gate are looked for only
