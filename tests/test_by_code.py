@@ -20,6 +20,8 @@ from idxcheck.incremental import by_code, stamps
 from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
 
+from .realtree import vllm_tree
+
 FIXTURES = Path("fixtures")
 
 
@@ -173,3 +175,31 @@ def test_the_answer_loads_neither_the_interpreter_nor_the_checker(tmp_path: Path
     assert loaded.strip() == "[]", run.stdout + run.stderr
     timing = re.compile(r" in [0-9.]+s$", re.M)
     assert timing.sub("", report) == timing.sub("", first.stdout)
+
+
+@pytest.mark.network
+def test_a_comment_edit_of_a_vllm_backend_is_answered_by_code(
+    tmp_path: Path, answers: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stamps, "SETTLE_SECONDS", 0.0)
+    root = tmp_path / "vllm"
+    shutil.copytree(vllm_tree("0.33.0"), root)
+    backend = root / "v1" / "attention" / "backends" / "mla" / "rocm_aiter_mla.py"
+    focused = Config(cache_dir=str(tmp_path / "cache"), focus=(str(backend),))
+    first = _scan_doc(root, focused)
+    assert first["outcomes"], "not a vacuous comparison"
+    _append(backend, "# a note on the decode metadata\n")
+    answers.clear()
+    assert _scan_doc(root, focused) == first
+    assert answers == [True]
+
+
+def _scan_doc(tree: Path, config: Config) -> dict[str, object]:
+    outcome = scan([str(tree)], config)
+    doc = to_dict(outcome.result)
+    doc.pop("stats")
+    doc["outcomes"] = [
+        (n.span.path, n.code, n.span.line, n.mode, n.verdict.name, n.reason)
+        for n in outcome.result.outcomes
+    ]
+    return doc
