@@ -127,13 +127,17 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
     return part
 
 
+def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    """`check.analyse.analyse_file`, loaded on first use: a scan whose parts all come from the
+    cache loads neither the interpreter nor the checker."""
+    from idxcheck.check.analyse import analyse_file as analyse
+
+    return analyse(source, facts, checker)
+
+
 def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
     """The file analysed, and stored in the checker's disk cache with the classes it looked
     up (for a file `stored_part` did not answer)."""
-    # The analysis is loaded where a file is analysed: a scan whose parts all come from the
-    # cache loads neither the interpreter nor the checker.
-    from idxcheck.check.analyse import analyse_file
-
     # The workers hand the checker the disk cache itself as its verdict store.
     cache = checker.disk if isinstance(checker.disk, Cache) else None
     key = part_key(source, facts) if cache is not None else None
