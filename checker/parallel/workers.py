@@ -256,6 +256,9 @@ def _analyse(
             import idxcheck.solve.solver  # noqa: F401
 
         load_now(lazy_module("libcst"))
+        # The analysis too: a worker is forked per task, and each would import it again.
+        from idxcheck.check import analyse  # noqa: F401
+
         gc.freeze()  # what the parent holds is not collected (nor its pages copied) by workers
 
         with multiprocessing.get_context("fork").Pool(
@@ -638,7 +641,7 @@ def _helper_main(
     load_now(lazy_module("libcst"))
     # The analysis too, while the scan reads the tree: the scan itself no longer loads it
     # before forking this process (it needs it only for what the cache does not hold).
-    import idxcheck.check.analyse  # noqa: F401
+    from idxcheck.check import analyse  # noqa: F401
 
     # The classes parsed ahead are taken from the cache's syntax trees where it has them.
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
