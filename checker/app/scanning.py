@@ -132,14 +132,10 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         result, tree, profile = _read_and_scan(candidates, errors, config, progress)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
-    texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
-    unmarked = frozenset(s.path for s in tree.files if s.holds_marker is False)
+    texts, unmarked = _texts(tree)
     files = [c.display for c in candidates]
     comments = read_file_comments(result, config, files, texts, complete=True, unmarked=unmarked)
-    # The text analysed of each file a finding may be reported in: code frames quote it, not
-    # the file as it is by the time the report is written.
-    reported = {f.span.path for f in result.findings}
-    reported |= {c.path for c in comments if c.suppressions}
+    reported = _reported(result, comments)
     found = Scanned(
         result, comments, tuple(files), {p: t for p, t in texts.items() if p in reported}
     )
@@ -162,10 +158,9 @@ def _comments_read_again(same: by_code.Unchanged, config: Config) -> Scanned:
     """The stored outcome of a scan whose changed files kept their code: their suppression
     comments read again, and their texts taken where a finding or a suppression is reported
     in them (as `_scan` keeps texts)."""
-    outcome, read = same.outcome, same.read
+    outcome = same.outcome
     changed = {c.display for c in same.changed}
-    texts = {**read.marked, **{source.path: source.text for source in read.files}}
-    unmarked = frozenset(s.path for s in read.files if s.holds_marker is False)
+    texts, unmarked = _texts(same.read)
     fresh = read_file_comments(
         outcome.result,
         config,
@@ -177,11 +172,23 @@ def _comments_read_again(same: by_code.Unchanged, config: Config) -> Scanned:
     by_path = {c.path: c for c in outcome.comments if c.path not in changed}
     by_path.update((c.path, c) for c in fresh)
     comments = tuple(by_path[path] for path in outcome.files if path in by_path)
-    reported = {f.span.path for f in outcome.result.findings}
-    reported |= {c.path for c in comments if c.suppressions}
+    reported = _reported(outcome.result, comments)
     kept = {p: t for p, t in outcome.texts.items() if p not in changed and p in reported}
     kept.update((p, t) for p, t in texts.items() if p in reported)
     return Scanned(outcome.result, comments, outcome.files, kept)
+
+
+def _texts(tree: LoadedTree) -> tuple[dict[str, str], frozenset[str]]:
+    """The texts of the files read (as Python, or rejected but holding the suppression
+    marker), and those of them known to hold no marker."""
+    texts = {**tree.marked, **{source.path: source.text for source in tree.files}}
+    return texts, frozenset(s.path for s in tree.files if s.holds_marker is False)
+
+
+def _reported(result: ScanResult, comments: Sequence[FileComments]) -> set[str]:
+    """The files a finding or a suppression may be reported in: their analysed text is kept,
+    since code frames quote it, not the file as it is by the time the report is written."""
+    return {f.span.path for f in result.findings} | {c.path for c in comments if c.suppressions}
 
 
 def _read_and_scan(

@@ -115,8 +115,7 @@ def store(
             files[c.display] = Listed(c.stamp, READ, read[c.display])
         else:
             files[c.display] = Listed(c.stamp, REJECTED)
-    listing = Listing(outcome_key, profile.name, tuple(sorted(names)), files)
-    write_blob(config.cache_dir, key, pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))
+    _write(config, key, Listing(outcome_key, profile.name, tuple(sorted(names)), files))
 
 
 def unchanged(
@@ -173,5 +172,9 @@ def store_again(config: Config, key: str, found: Unchanged, outcome_key: str) ->
     files = dict(found.listing.files)
     for c in found.changed:
         files[c.display] = replace(files[c.display], stamp=c.stamp)
-    listing = replace(found.listing, outcome_key=outcome_key, files=files)
+    _write(config, key, replace(found.listing, outcome_key=outcome_key, files=files))
+
+
+def _write(config: Config, key: str, listing: Listing) -> None:
+    assert config.cache_dir is not None
     write_blob(config.cache_dir, key, pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))

@@ -52,7 +52,7 @@ def node(cls: type[T]) -> type[T]:
     names = tuple(f.name for f in fields)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     if any(f.default_factory is not dataclasses.MISSING for f in fields):
-        raise TypeError(f"a node's field has no default_factory: {cls.__qualname__}")
+        raise TypeError(f"a node's field cannot have a default_factory: {cls.__qualname__}")
     holder: list[Any] = [weakref.WeakValueDictionary()]
     _TABLES.append(holder)
     count = len(names)
