@@ -106,6 +106,20 @@ class Backend:
         rows = torch.empty((bs * self.topk, 64), dtype=torch.int64)
         fill_rows[(bs,)](rows, forward_batch.seq_lens)
 """,
+        # A test of two operands, one not modelled: the slice is made only with topk == 1.
+        """
+class Backend:
+    def __init__(self, model_runner):
+        self.topk = model_runner.server_args.speculative_eagle_topk
+        self.graphs_on = full_graphs_enabled(model_runner)
+
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.kv_indptr = torch.zeros((max_bs + 1,), dtype=torch.int32)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens, forward_mode, spec_info):
+        if self.graphs_on and self.topk == 1:
+            self.kv_indptr[: bs * self.topk + 1] = spec_info.kv_indptr
+""",
     )
     INVALID = (
         """

@@ -9,7 +9,16 @@ from idxcheck.interp.values import BufferV, IntV, LayoutV, NoneV, RuntimeV, Unkn
 from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
 from idxcheck.sym.render import render_term
-from idxcheck.sym.terms import Const, Sym, Term, binop, cmp, const_value, substitute_width
+from idxcheck.sym.terms import (
+    Const,
+    Sym,
+    Term,
+    binop,
+    cmp,
+    const_value,
+    disj,
+    substitute_width,
+)
 
 if TYPE_CHECKING:
     # Type hints only: the interpreter (and libcst) stay unloaded until a scan analyses code.
@@ -114,6 +123,8 @@ class Backend:
             factor = substitute_width(shape.per_request, width)
             holds = cmp("==", binop("*", stride, factor), width)
             what = f"qo_indptr stride ({render_term(factor)} segments per request)"
+        # A layout with no segment (the empty part of a split batch) steps by nothing.
+        holds = disj(shape.empty_when, holds)
         return Claim(
             subject=value.stride,
             holds=holds,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from idxcheck.interp.layouts import Pairing
+from idxcheck.interp.layouts import Pairing, segments
 from idxcheck.interp.values import LayoutV, Value
 from idxcheck.model.kinds import Role
 from idxcheck.rules.base import Claim, NoClaim, Rule
@@ -98,12 +98,9 @@ class Backend:
             return NoClaim("starts neither at 0 nor at its stride")
         count = poly.to_poly(boundaries, opaque)
         parts = []
-        per_request = False
-        if count is not None:
-            for batch in ("bs", "max_bs"):
-                factor = poly.exact_div(count, {(batch,): 1})
-                if factor is not None and batch not in poly.symbols(factor):
-                    per_request = True
+        # A whole number of segments per request, in every case that has any (the decode
+        # part of a split batch is empty in some).
+        per_request = segments(value).per_request is not None
         what = "bs + 1 entries"
         if not per_request:
             if count is None or any(

@@ -35,7 +35,7 @@ def test_the_vllm_fixtures_are_flagged_where_they_expect() -> None:
     for path in sorted(PACKAGE.glob("*.py")):
         expected |= expectations(path, rel(path))
     assert expected and found(result.findings) == expected
-    (stride,) = result.findings
+    (stride,) = [f for f in result.findings if f.span.path.endswith("buggy_builder.py")]
     # Compared with the runner of the same tree, in the phase of the entry point.
     assert stride.mode == "UNIFORM_DECODE"
     assert any(r.role == "runner" and "ToyModelRunner" in r.message for r in stride.related)
@@ -43,17 +43,47 @@ def test_the_vllm_fixtures_are_flagged_where_they_expect() -> None:
     assert "num_reqs=2 num_speculative_tokens=1" in stride.counterexample_text
 
 
-def test_the_clean_builders_are_proved_and_fully_modelled() -> None:
-    result = scan([rel(PACKAGE / "clean_builder.py"), rel(PACKAGE / "runner.py")], AUTO)
+@pytest.mark.parametrize("clean", ["clean_builder.py", "split_batch_clean.py"])
+def test_the_clean_builders_are_proved_and_fully_modelled(clean: str) -> None:
+    result = scan([rel(PACKAGE / clean), rel(PACKAGE / "runner.py")], AUTO)
     assert result.errors == [] and result.findings == []
     assert result.stats.proved > 0 and result.stats.unsupported == 0
+
+
+def test_a_split_batch_is_known_in_a_phase_of_one_width() -> None:
+    """In a captured verify batch every request is a decode of the builder whose threshold
+    takes speculative requests, and none is of the one whose threshold is 1: the decode part's
+    stride-1 layout is a finding in the first (CAPTURE and UNIFORM_DECODE, the phases of one
+    width), and its branch is not taken in the second."""
+    result = scan([rel(PACKAGE / "split_batch_bug.py"), rel(PACKAGE / "runner.py")], AUTO)
+    assert {(f.code, f.mode) for f in result.findings} == {
+        ("IDX001", "CAPTURE"),
+        ("IDX001", "UNIFORM_DECODE"),
+    }
+    assert all(f.counterexample == {"bs": 2, "num_speculative_tokens": 1} for f in result.findings)
+    clean = scan([rel(PACKAGE / "split_batch_clean.py"), rel(PACKAGE / "runner.py")], AUTO)
+    by_phase: dict[tuple[str, int], set[str]] = {}
+    for o in clean.outcomes:
+        if o.code == "IDX001":
+            by_phase.setdefault((o.function.split(".")[0], o.span.line), set()).add(o.verdict.name)
+    # The prefill part of the builder that takes speculative requests as decodes is empty in
+    # every phase of one width; the single-token builder's decode layout is built only where
+    # the width is 1, and proved there.
+    prefill_line = next(
+        line for (cls, line) in by_phase if cls == "DecodePartFromLayoutBuilder" and line > 25
+    )
+    assert by_phase[("DecodePartFromLayoutBuilder", prefill_line)] == {"UNREACHABLE"}
+    assert by_phase[("SingleTokenSplitBuilder", 49)] == {"PROVED"}
 
 
 def test_the_threshold_of_the_builder_is_read_from_its_class(tmp_path: Path) -> None:
     package = tmp_path / "vllm"
     shutil.copytree(PACKAGE, package)
     clean = scan([str(package)], AUTO)
-    assert [f.span.path for f in clean.findings] == [str(package / "buggy_builder.py")]
+    assert {f.span.path for f in clean.findings} == {
+        str(package / "buggy_builder.py"),
+        str(package / "split_batch_bug.py"),
+    }
     # The single-token builder is clean because its threshold keeps a verify step out of its
     # decode path; with the spec-as-decode threshold its stride-1 layout is the bug.
     path = package / "clean_builder.py"

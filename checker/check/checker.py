@@ -254,6 +254,12 @@ class Checker:
                     shape = segments(value)
                     if shape.per_request is None:
                         pairing = Pairing(Unknown(shape.problem), False, value.text)
+                    elif shape.empty_when != FALSE:
+                        pairing = Pairing(
+                            Unknown(f"`{value.text}` has no segment in some configurations"),
+                            False,
+                            value.text,
+                        )
                     elif const_value(shape.per_request) == 1:
                         pairing = Pairing(value.stride, True, value.text)
                     else:

@@ -46,6 +46,7 @@ from idxcheck.interp.fills import (
 from idxcheck.interp.library import torch
 from idxcheck.interp.library.call import Call, length_of, length_of_value, short_text
 from idxcheck.interp.library.torch import IN_PLACE_METHODS, RUNTIME_TENSOR_METHODS
+from idxcheck.interp.splits import split_threshold, uniform_split
 from idxcheck.interp.state import (
     RUNTIME_ATOM,
     AlgorithmOracle,
@@ -314,6 +315,13 @@ class ClassInterpreter:
             return RuntimeV(path, None)
         return RuntimeV(path, None)
 
+    def _uniform_modes(self) -> frozenset[str]:
+        """The modes in which every request carries the runtime width: those with a width per
+        request (the profile's widths), but the modes that pack."""
+        return frozenset(
+            m for m in self.profile.default_widths if m not in self.profile.packed_modes
+        )
+
     def _uniform_runtime(self, kind: str, path: str, loc: Loc | None) -> Value:
         """The runtime's own query index pointer (`tensor_qo`) or its widest request
         (`max_width`): in a mode with a width per request (the profile's widths, but packed
@@ -321,9 +329,7 @@ class ClassInterpreter:
         runtime's."""
         entries = binop("+", Sym("bs"), Const(1))
         other: Value = RuntimeV(path, entries if kind == "tensor_qo" else None)
-        uniform = frozenset(
-            m for m in self.profile.default_widths if m not in self.profile.packed_modes
-        )
+        uniform = self._uniform_modes()
         if not uniform or (kind == "tensor_qo" and loc is None):
             return other
         value: Value
@@ -1638,6 +1644,15 @@ class ClassInterpreter:
         return f"{frame.fn.qualname}:{text}"
 
     def condition(self, node: cst.BaseExpression, state: State, frame: Frame) -> Formula:
+        if isinstance(node, cst.BooleanOperation):
+            # The truth of `a and b` from the truths of its operands: its value (`a` where `a`
+            # is falsy) read as a whole would name an operand the interpreter cannot model by
+            # the whole expression's text, a condition free of the operand's own.
+            left = self.condition(node.left, state, frame)
+            is_and = isinstance(node.operator, cst.And)
+            right_state = state.fork(conj(state.pc, left if is_and else neg(left)))
+            right = self.condition(node.right, right_state, frame)
+            return conj(left, right) if is_and else disj(left, right)
         value = self.eval(node, state, frame)
         return self.truth(value, node, frame)
 
@@ -1916,8 +1931,18 @@ class ClassInterpreter:
         if counts is not None:
             # The runtime's counts (vLLM's decode/prefill split): one value per name wherever
             # they are read, so conditions on them in a caller and a helper agree.
-            name = _base_name(node.func)
-            return TupleV(tuple(IntV(RuntimeInt(f"{name}:{item}")) for item in counts))
+            name = _base_name(node.func) or ""
+            runtime = TupleV(tuple(IntV(RuntimeInt(f"{name}:{item}")) for item in counts))
+            split = self.profile.uniform_splits.get(name)
+            uniform = self._uniform_modes()
+            threshold = (
+                split_threshold(split, args, kwargs, self.to_term)
+                if split is not None and uniform
+                else None
+            )
+            if split is None or threshold is None:
+                return runtime
+            return uniform_split(split, runtime, threshold, ModeIs(uniform))
         synced = self.profile.padding_functions.get(_base_name(node.func) or "")
         if synced is not None and not isinstance(func, (BoundMethodV, ClassRefV)):
             return self.synced_count(_base_name(node.func) or "", synced, args, kwargs, node, frame)

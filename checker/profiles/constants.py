@@ -109,6 +109,10 @@ CONSTANTS: tuple[Constant, ...] = (
         "Function of the runtime -> the names of the integers it returns (a tuple of them): one runtime value per name wherever it is read.",
     ),
     _c(
+        "UNIFORM_SPLITS",
+        "Function of `RUNTIME_COUNTS` that splits a batch by each request's query tokens -> (the threshold's parameter, its position, its default, the flags (parameter, position, default) that must keep their default, each count when every request is at most the threshold, each count when none is: `requests`, `tokens` or `none`): in a phase whose requests all carry the runtime width the counts are known.",
+    ),
+    _c(
         "PADDING_METHODS",
         "`Class.method` of a runtime object that pads a token count up to a CUDA-graph capture size -> (the count's parameter, its position, the length of the tuple returned, the item that is the batch descriptor, its attribute holding the padded count, the symbol of the largest capture size): the padded count is at least the count and, where the count is at most that size, at most it; above it, the count itself.",
     ),

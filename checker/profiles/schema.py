@@ -45,6 +45,23 @@ class ModeConstraint:
 
 
 @dataclass(frozen=True)
+class UniformSplit:
+    """A runtime function that splits a batch into two parts by each request's query tokens
+    (`UNIFORM_SPLITS` of the profile module), known where every request carries one width:
+    `below` are its counts when that width is at most the threshold, `above` otherwise, each
+    "requests", "tokens" or "none"."""
+
+    threshold: str  # the threshold's parameter
+    position: int  # its position
+    default: int  # its default
+    # Flags that must keep their default for the split to be known: (parameter, position,
+    # default).
+    flags: tuple[tuple[str, int, bool], ...]
+    below: tuple[str, ...]
+    above: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LaunchSpec:
     """How an operator sets a configuration (`LAUNCH_*` of the profile module): the command
     that starts the server, the setting that selects a backend, each symbol's settings and
@@ -178,6 +195,8 @@ class Profile:
     member_widths: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
     # Functions of the runtime that return integers it computes -> their names.
     runtime_counts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Of those, the functions whose counts are known in a batch of one width per request.
+    uniform_splits: dict[str, UniformSplit] = field(default_factory=dict)
     # `Class.method` of a runtime object that pads a token count to a CUDA-graph capture size
     # -> (the count's parameter, its position, the length of the tuple returned, the item that
     # is the batch descriptor, its attribute holding the padded count, the symbol of the
@@ -429,6 +448,7 @@ def profile_from_module(module: ModuleType, overrides: dict[str, Any]) -> Profil
         runtime_counts={
             name: tuple(items) for name, items in getattr(module, "RUNTIME_COUNTS", {}).items()
         },
+        uniform_splits=_uniform_splits(module),
         padding_methods=_padding(getattr(module, "PADDING_METHODS", {})),
         padding_functions=_padding(getattr(module, "PADDING_FUNCTIONS", {})),
         runner_width_modes={
@@ -443,6 +463,31 @@ def _factory(value: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
     names, algorithms, besides = value
     names = (names,) if isinstance(names, str) else tuple(names)
     return names, tuple(algorithms), tuple(besides)
+
+
+_SPLIT_COUNTS = frozenset({"requests", "tokens", "none"})
+
+
+def _uniform_splits(module: ModuleType) -> dict[str, UniformSplit]:
+    """UNIFORM_SPLITS, each a function of RUNTIME_COUNTS with a known answer for every count."""
+    counts = getattr(module, "RUNTIME_COUNTS", {})
+    found: dict[str, UniformSplit] = {}
+    table = getattr(module, "UNIFORM_SPLITS", {})
+    for name, (threshold, position, default, flags, below, above) in table.items():
+        names = counts.get(name)
+        if names is None or not len(names) == len(below) == len(above):
+            raise ValueError(f"UNIFORM_SPLITS[{name!r}]: one answer per count of RUNTIME_COUNTS")
+        if not set(below) | set(above) <= _SPLIT_COUNTS:
+            raise ValueError(f"UNIFORM_SPLITS[{name!r}]: counts are {sorted(_SPLIT_COUNTS)}")
+        found[name] = UniformSplit(
+            str(threshold),
+            int(position),
+            int(default),
+            tuple((str(f), int(at), bool(value)) for f, at, value in flags),
+            tuple(below),
+            tuple(above),
+        )
+    return found
 
 
 def _padding(table: dict[str, Any]) -> dict[str, tuple[str, int, int, int, str, str]]:

@@ -180,6 +180,27 @@ RUNTIME_COUNTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# The same split of a batch whose requests all carry one width `w` (the runtime's in a phase
+# with a width: a verify step, a capture's dummy batch, a draft step) is known: every request is
+# a decode where `w <= decode_threshold`, none is otherwise (the function's own fast path, and
+# with `require_uniform` its test that all lengths agree). Per function: its threshold parameter,
+# that parameter's position and default, the flags that must keep their default for this to
+# hold (`treat_short_extends_as_decodes=False` also asks whether each request is prefilling,
+# which the batch's lengths do not say), and what each count is when every request is a decode
+# and when none is ("requests": the batch's requests, "tokens": its tokens, "none": 0).
+UNIFORM_SPLITS: dict[
+    str, tuple[str, int, int, tuple[tuple[str, int, bool], ...], tuple[str, ...], tuple[str, ...]]
+] = {
+    "split_decodes_and_prefills": (
+        "decode_threshold",
+        1,
+        1,
+        (("treat_short_extends_as_decodes", 3, True),),
+        ("requests", "none", "tokens", "none"),
+        ("none", "requests", "none", "tokens"),
+    ),
+}
+
 # The CUDA-graph dispatcher (`v1/cudagraph_dispatcher.py`) pads a batch's token count up to a
 # capture size: `dispatch(num_tokens, ...)` returns `(cudagraph_mode, batch_descriptor)`, and
 # `batch_descriptor.num_tokens` is the smallest capture size at least `num_tokens` (from the
