@@ -100,6 +100,12 @@ def test_the_threshold_is_the_one_passed_or_the_default() -> None:
                 )
             )
         },
+        # One written by a function about an attribute, but keyed to that function.
+        {
+            "decode_threshold": IntV(
+                ite(Atom("Builder._init:self.spec is None", "self.spec is None"), Const(1), K)
+            )
+        },
     ],
 )
 def test_the_split_is_left_to_the_runtime_where_a_call_does_not_say(

@@ -77,8 +77,9 @@ _SHARED_ATOMS = (RUNTIME_ATOM, "none:", ALGORITHM_ATOM, WORKER_ATOM)
 def _shared(key: str) -> bool:
     """Whether an opaque condition is one condition wherever it is written: a shared key, or
     one on the class's own attributes (`Class:self.x ...`), which every method of the class
-    reads alike; not one local to the function that wrote it."""
-    return key.startswith(_SHARED_ATOMS) or key.partition(":")[2].startswith("self.")
+    reads alike; not one local to the function that wrote it (`Class.method:...`)."""
+    owner, _, text = key.partition(":")
+    return key.startswith(_SHARED_ATOMS) or ("." not in owner and text.startswith("self."))
 
 
 def uniform_split(split: UniformSplit, runtime: TupleV, threshold: Term, uniform: Formula) -> Value:

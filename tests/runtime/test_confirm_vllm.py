@@ -41,7 +41,7 @@ def _confirmed(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def test_the_stride_one_decode_of_the_vllm_fixture_is_confirmed() -> None:
     path = str((FIXTURES / "vllm").relative_to(ROOT))
     doc = _report([path])
-    (finding,) = _confirmed(doc)
+    (finding,) = [f for f in _confirmed(doc) if f["path"].endswith("buggy_builder.py")]
     assert finding["mode"] == "UNIFORM_DECODE"
     assert finding["counterexample"] == {"bs": 2, "num_speculative_tokens": 1}
     confirmation = finding["confirmation"]
@@ -50,6 +50,18 @@ def test_the_stride_one_decode_of_the_vllm_fixture_is_confirmed() -> None:
     # never written, or written from the other request.
     assert confirmation["rows_unwritten"] + confirmation["rows_wrong"] >= 2
     assert "qo_indptr stride 1" in confirmation["reason"]
+
+
+def test_the_stride_one_decode_part_of_a_split_batch_is_confirmed() -> None:
+    # The decode part of a captured verify batch (every request a decode of 1 + k tokens, as
+    # the split reads it there) laid out one token per request.
+    path = str((FIXTURES / "vllm" / "vllm" / "split_batch_bug.py").relative_to(ROOT))
+    runner = str((FIXTURES / "vllm" / "vllm" / "runner.py").relative_to(ROOT))
+    found = _confirmed(_report([path, runner]))
+    assert {f["mode"] for f in found} == {"CAPTURE", "UNIFORM_DECODE"}
+    for finding in found:
+        assert finding["confirmation"]["status"] == "confirmed", finding["confirmation"]
+        assert "qo_indptr stride 1" in finding["confirmation"]["reason"]
 
 
 @pytest.mark.network
