@@ -63,8 +63,7 @@ def split_threshold(
     # same value tested elsewhere (FlashInfer 0.13.0 takes speculative requests as decodes
     # exactly where it decodes with TRT-LLM, both from one call), and the split would be read
     # on paths that never run.
-    keys = formula_atom_keys(cmp("==", term, Const(0)))
-    if not all(_shared(key) for key in keys):
+    if not all(_shared(key) for key in formula_atom_keys(term)):
         return None
     return term
 

@@ -613,10 +613,10 @@ def formula_atoms(formula: Formula) -> dict[str, str]:
     return {n.key: n.text for n in _walk(formula) if isinstance(n, Atom)}
 
 
-def formula_atom_keys(formula: Formula) -> frozenset[str]:
-    """The keys of `formula_atoms`, kept on each (interned) node: asked of every obligation's
-    path condition, which share most of their nodes (bench/RESULTS.md, "Verdict keys kept on
-    the nodes")."""
+def formula_atom_keys(formula: Term | Formula) -> frozenset[str]:
+    """The keys of `formula_atoms` (of a term: of its conditions), kept on each (interned)
+    node: asked of every obligation's path condition, which share most of their nodes
+    (bench/RESULTS.md, "Verdict keys kept on the nodes")."""
     return _kept_on_nodes(formula, "_atom_keys", _atom_keys_of)  # type: ignore[return-value]
 
 
