@@ -9,8 +9,11 @@ analysis, and prints:
   on the very same texts afterwards, for the ratio between the two parsers;
 - the analysis of classes and functions (interpretation), without the parses made inside it,
   and how much of it went to classes that gave no site and no buffer slice;
-- the runs of entry points (a class's public methods and the helpers no method calls): those
+- the runs of interpreters made with the class's per-forward state (the entry points, a class's
+  public methods and the helpers no method calls, and the reader and resolver passes): those
   that bound a site, sliced a buffer or reported an error, against those that did none of it;
+- every run of `ClassInterpreter.run` by the pass of `analyse_class` it belongs to (runner,
+  collector, reader, resolver), of a module function analysed on its own, or of the tree facts;
 - checking the facts (obligations, the solver), and the solver's part of it;
 - the rest: start-up, discovery, the text prefilter, the tree facts, the report;
 - the classes and functions whose analysis took longest (`--top`).
@@ -92,11 +95,17 @@ def main() -> None:
     idle_classes = [0, 0.0]
     slowest: list[tuple[float, str]] = []
 
+    inside = [0]  # analyses of a class or a function under way (the passes below are theirs)
+
     def analysed(function: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any) -> Any:
             parsed_before = parse.seconds
             start = time.perf_counter()
-            facts = function(*args)
+            inside[0] += 1
+            try:
+                facts = function(*args)
+            finally:
+                inside[0] -= 1
             spent = time.perf_counter() - start
             parse_inside[0] += parse.seconds - parsed_before
             own = spent - (parse.seconds - parsed_before)
@@ -121,11 +130,39 @@ def main() -> None:
     interpreter_init = ClassInterpreter.__init__
     interpreter_run = ClassInterpreter.run
 
+    # Each run of `ClassInterpreter.run` by the pass that made the interpreter (parses first made
+    # inside a run counted in it): `analyse_class` makes one interpreter per pass, told apart by
+    # what it is given; runs outside an analysis are the tree facts' (runners, mode model).
+    passes: dict[str, list[float]] = {}
+
+    def pass_of(kwargs: dict[str, Any]) -> str:
+        if not inside[0]:
+            return "tree facts (runners' widths, the mode model)"
+        if kwargs.get("record", True):
+            if "forward_state_attrs" in kwargs:
+                return "runner: the entry points, recording sites"
+            return "a module function analysed on its own"
+        if "stores" in kwargs:
+            return "reader: methods that write in place (refills)"
+        if "forward_state_attrs" in kwargs:
+            return "resolver: methods that store entries per key"
+        return "collector: `__init__` excluded, methods that write `self`"
+
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         interpreter_init(self, *args, **kwargs)
         self.bench_entries = "forward_state_attrs" in kwargs
+        self.bench_pass = pass_of(kwargs)
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tally = passes.setdefault(self.bench_pass, [0, 0.0])
+        start = time.perf_counter()
+        try:
+            return counted_run(self, *args, **kwargs)
+        finally:
+            tally[0] += 1
+            tally[1] += time.perf_counter() - start
+
+    def counted_run(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not getattr(self, "bench_entries", False):
             return interpreter_run(self, *args, **kwargs)
         before = (len(self.bindings), len(self.accesses), len(self.errors))
@@ -180,6 +217,9 @@ def main() -> None:
     for productive, label in ((True, "bound, sliced or failed"), (False, "did none of it")):
         count, seconds = entries[productive]
         print(f"    entry runs       {seconds:6.2f} s  {count} that {label}")
+    print("  runs of ClassInterpreter.run by pass (parses made inside counted in them):")
+    for label, (count, seconds) in sorted(passes.items(), key=lambda item: -item[1][1]):
+        print(f"    {seconds:6.2f} s  {count:5d} runs  {label}")
     print(
         f"  checking facts     {checking.seconds:6.2f} s  the solver's part {solving.seconds:.2f} s"
     )
