@@ -332,12 +332,11 @@ def _refills_and_stores(
     again, and the names its writes in place were seen under are kept."""
     # A method that reaches a base's through `super()` (at any depth) stores what that one
     # stores.
-    reached = [*base_methods.values(), *(fn for t in supers.values() for fn in t.values())]
-    inherits = any(_stores_entries(fn) for fn in reached)
+    reaches_store = _SuperStores(methods, base_methods, supers)
     storing = [
         fn
         for name, fn in methods.items()
-        if name != "__init__" and (_stores_entries(fn) or (inherits and _calls_super(fn)))
+        if name != "__init__" and (_stores_entries(fn) or reaches_store(fn))
     ]
     if not storing and not any(_holds_layout(v) for v in attrs.values()):
         return Refills(names=dict.fromkeys(collector.refilled, TRUE)), KeyedStores()
@@ -392,11 +391,67 @@ _STORES_ENTRY = re.compile(
 )
 
 
-_SUPER_CALL = re.compile(r"\bsuper\(\s*\)\s*\.")
+_SUPER_CALL = re.compile(r"\bsuper\(\s*\)\s*\.\s*([A-Za-z_][A-Za-z_0-9]*)?")
 
 
-def _calls_super(fn: FunctionSource) -> bool:
-    return bool(_SUPER_CALL.search(fn.raw_text()))
+class _SuperStores:
+    """Whether a method reaches, through `super()`, code that stores entries per key: the
+    base's method that `super().name(...)` reaches (as the interpreter resolves it) stores, or
+    one that it reaches in turn through `super()` or through `self.name(...)` does. Read from
+    the texts, as `_stores_entries` reads a method's own."""
+
+    def __init__(
+        self,
+        methods: dict[str, FunctionSource],
+        base_methods: dict[str, FunctionSource],
+        supers: dict[tuple[str, str], dict[str, FunctionSource]],
+    ) -> None:
+        self._methods = methods
+        self._base_methods = base_methods
+        self._supers = supers
+        self._memo: dict[int, list[FunctionSource]] = {}
+
+    def __call__(self, fn: FunctionSource) -> bool:
+        # Every method reachable from `fn`'s `super()` calls, walked once (calls may cycle).
+        seen: set[int] = set()
+        todo = self._reached_by_super(fn)
+        while todo:
+            other = todo.pop()
+            if id(other) in seen:
+                continue
+            seen.add(id(other))
+            if _stores_entries(other):
+                return True
+            todo.extend(self._called(other))
+        return False
+
+    def _reached_by_super(self, fn: FunctionSource) -> list[FunctionSource]:
+        """The methods `fn`'s `super()` calls reach: those of its class's bases, as
+        `ClassInterpreter._super_methods` finds them."""
+        table = self._base_methods
+        if fn.owner is not None:
+            table = self._supers.get((fn.file.path, fn.owner), table)
+        reached: list[FunctionSource] = []
+        for name in dict.fromkeys(m.group(1) for m in _SUPER_CALL.finditer(fn.raw_text())):
+            if name is None:  # `super()` used otherwise than by a method's name
+                return list(table.values())
+            found = table.get(name)
+            if found is not None:
+                reached.append(found)
+        return reached
+
+    def _called(self, fn: FunctionSource) -> list[FunctionSource]:
+        """What `fn` may call in turn: through `super()`, and through `self` (the method of
+        that name that the class has, its own or a base's)."""
+        key = id(fn)
+        if key not in self._memo:
+            called = self._reached_by_super(fn)
+            for name in dict.fromkeys(_SELF_CALL.findall(fn.raw_text())):
+                own = self._methods.get(name)
+                if own is not None:
+                    called.append(own)
+            self._memo[key] = called
+        return list(self._memo[key])
 
 
 def _stores_entries(fn: FunctionSource) -> bool:
