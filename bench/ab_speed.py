@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.checkout import imported_from, package_at
-from bench.speed import PROJECTS, Project, Run, count_files, measure
+from bench.speed import PROJECTS, Project, Run, count_files, measure, settle
 
 KINDS = ("cold", "warm", "hook: comment", "hook: method", "hook: facts backend")
 
@@ -83,6 +83,7 @@ def hooks(version: Version, run: int, edits: Project, package: str) -> None:
         target = project / package / path
         original = target.read_text()
         target.write_text(edit(original))
+        settle()  # as a commit finds the edit (`bench.speed.settle`)
         hook = scan("--changed-only", str(Path(package) / path))
         version.runs[kind].append(measure(hook, cwd=project, env=env))
         target.write_text(original)

@@ -156,7 +156,7 @@ def main() -> None:
     import statistics
     import tempfile
 
-    from bench.speed import PROJECTS, compile_idxcheck
+    from bench.speed import PROJECTS, compile_idxcheck, settle
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--project", choices=sorted(PROJECTS), default="sglang")
@@ -187,8 +187,10 @@ def main() -> None:
         for run in range(options.runs):
             # A name not used before each time, so that no cached result answers.
             backend.write_text(original.replace(renamed, f"{renamed[:-1]}_p{run}(", 1))
+            settle()
             plain.append(plain_run(project, env, hook))
             backend.write_text(original.replace(renamed, f"{renamed[:-1]}_{run}(", 1))
+            settle()
             runs.append(one_run(project, env, hook, log))
     print(f"# {options.project} {tree.parent.name}: method hook on {project_of.backend}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {options.runs} runs, {os.cpu_count()} CPUs")

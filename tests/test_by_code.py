@@ -135,6 +135,42 @@ def test_any_other_change_goes_the_usual_way(
     assert not _edited(tree, cache_dir, answers)
 
 
+def test_a_listing_after_a_code_edit_lends_the_unchanged_files_their_entries(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an edit of the code, the listing stored computes the code and contribution of the
+    edited file alone and takes every other file's entry from the listing before; it is the
+    listing a scan with an empty cache stores for the same files."""
+    written: list[by_code.Listing] = []
+    computed: list[str] = []
+    write, code = by_code._write, by_code._code
+
+    def keep(config: Config, key: str, listing: by_code.Listing) -> None:
+        written.append(listing)
+        write(config, key, listing)
+
+    def count(source_code: str, contribution: str) -> str:
+        computed.append(source_code)
+        return code(source_code, contribution)
+
+    monkeypatch.setattr(by_code, "_write", keep)
+    monkeypatch.setattr(by_code, "_code", count)
+    _doc(tree, tmp_path / "cache")
+    read = [entry for entry in written[-1].files.values() if entry.kind == by_code.READ]
+    assert len(read) > 3, "not a vacuous comparison"
+    path = tree / "buffers_and_slices.py"
+    path.write_text(path.read_text().replace("self.steps", "self.steps + 1", 1))
+    computed.clear()
+    _doc(tree, tmp_path / "cache")
+    # The edited file's, once where the listing is compared and once where it is stored.
+    assert len(set(computed)) == 1
+    after_edit = written[-1]
+    computed.clear()
+    _doc(tree, tmp_path / "fresh")
+    assert after_edit == written[-1]
+    assert len(computed) == len(read)
+
+
 def test_a_file_added_goes_the_usual_way(tree: Path, tmp_path: Path, answers: list[bool]) -> None:
     cache_dir = tmp_path / "cache"
     _doc(tree, cache_dir)

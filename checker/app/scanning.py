@@ -109,6 +109,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     if listed is not None:
         memo.note_walk([*listed, *((c.path, c.stamp) for c in candidates)])
     stamp_key = listing_key = None
+    listing: by_code.Listing | None = None
     if config.cache_dir is not None:
         stamp_key = stamps.stamp_key(candidates, errors, config)
         stored = stamps.load(config, stamp_key)
@@ -117,7 +118,8 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         from idxcheck.incremental import by_code
 
         listing_key = by_code.listing_key(candidates, errors, config)
-        same = by_code.unchanged(config, listing_key, candidates, partial(_profile_named, config))
+        listing = by_code.load_listing(config, listing_key)
+        same = by_code.unchanged(config, listing, candidates, partial(_profile_named, config))
         if same is not None:  # only comments changed: answered without the pipeline
             found = _comments_read_again(same, config)
             if stamps.settled(candidates, started):
@@ -144,7 +146,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         if listing_key is not None and profile is not None:
             from idxcheck.incremental import by_code
 
-            by_code.store(config, listing_key, stamp_key, profile, tree, candidates)
+            by_code.store(config, listing_key, stamp_key, profile, tree, candidates, listing)
     return found
 
 

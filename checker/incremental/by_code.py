@@ -99,37 +99,62 @@ def store(
     profile: Profile,
     tree: LoadedTree,
     candidates: Sequence[Candidate],
+    before: Listing | None = None,
 ) -> None:
     """Keep the listing of a scan whose outcome the stamps stored under `outcome_key`. A scan
-    with a walk or read error lists nothing: such a file is not compared here."""
+    with a walk or read error lists nothing: such a file is not compared here.
+
+    `before`, the listing stored under `key` by an earlier scan (`load_listing`), lends its
+    entry to each file read as Python then and now whose stamp has not changed, where the
+    scan ran with the same profile and the tree registers the same backends: a listing is
+    stored only where every stamp was settled, so the file has the text it had, and its code
+    and contribution are what that scan found. Stripping the comments of every read file for
+    its code digest is most of a pre-commit run's storing otherwise (bench/RESULTS.md, "The
+    listing by code after an edit")."""
     assert config.cache_dir is not None
     if tree.errors:
         return
     names = set(read_registry(tree.files, profile))
-    read = {
-        s.path: _code(s.code_digest(), file_contribution(s, profile, names)) for s in tree.files
-    }
+    registry = tuple(sorted(names))
+    kept = (
+        before.files
+        if before is not None and before.profile == profile.name and before.registry == registry
+        else {}
+    )
+    sources = {s.path: s for s in tree.files}
     files: dict[str, Listed] = {}
     for c in candidates:
-        if c.display in read:
-            files[c.display] = Listed(c.stamp, READ, read[c.display])
-        else:
+        source = sources.get(c.display)
+        if source is None:
             files[c.display] = Listed(c.stamp, REJECTED)
-    _write(config, key, Listing(outcome_key, profile.name, tuple(sorted(names)), files))
+            continue
+        listed = kept.get(c.display)
+        if listed is not None and listed.stamp == c.stamp and listed.kind == READ:
+            files[c.display] = listed
+        else:
+            code = _code(source.code_digest(), file_contribution(source, profile, names))
+            files[c.display] = Listed(c.stamp, READ, code)
+    _write(config, key, Listing(outcome_key, profile.name, registry, files))
+
+
+def load_listing(config: Config, key: str) -> Listing | None:
+    """The listing stored under `key` (`listing_key`), if any."""
+    assert config.cache_dir is not None
+    stored = read_blob(config.cache_dir, key)
+    return loads(stored, Listing) if stored is not None else None
 
 
 def unchanged(
     config: Config,
-    key: str,
+    listing: Listing | None,
     candidates: Sequence[Candidate],
     profile_named: Callable[[str], Profile],
 ) -> Unchanged | None:
-    """The stored outcome of the last scan listed under `key`, where every file whose stamp
-    changed since is read the same way and has the same code and contribution; else None.
-    `profile_named` loads the profile the listed scan ran with (the key's files decide it)."""
+    """The stored outcome of the last scan `listing` lists (`load_listing`), where every file
+    whose stamp changed since is read the same way and has the same code and contribution;
+    else None. `profile_named` loads the profile the listed scan ran with (the key's files
+    decide it)."""
     assert config.cache_dir is not None
-    stored = read_blob(config.cache_dir, key)
-    listing: Listing | None = loads(stored, Listing) if stored is not None else None
     if listing is None:
         return None
     changed: list[Candidate] = []
