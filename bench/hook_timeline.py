@@ -4,8 +4,9 @@
 
 Copies the release into a scratch project with a `[tool.idxcheck]` table (as `bench.speed`
 does), fills its cache with one `idxcheck scan --changed-only BACKEND`, then renames the same
-method of the backend as `bench.speed`'s method hook (a new name each run) and runs the hook
-again, each run in a child process that wraps a few functions of the scan with a clock. Every
+method of the backend as `bench.speed`'s method hook (a new name each run), waits until the
+edit is settled as a commit finds it (`bench.speed.settle`) and runs the hook again, each run
+in a child process that wraps a few functions of the scan with a clock. Every
 process of the run (the scan, its analysis helper, the helper's workers) appends what it timed
 to one log; fork keeps the wrappers in the children. Prints, per run and as medians:
 
