@@ -14,12 +14,12 @@ reason said here."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from idxcheck.source.cstwalk import children
 from idxcheck.source.files import FunctionSource
 from idxcheck.source.lazy_import import lazy_module
 from idxcheck.sym.terms import Sym, Term
@@ -163,14 +163,14 @@ def _appends(
         yield from _appends(node.orelse, (*conditions, node.test), nested)
         return
     if isinstance(node, (cst.For, cst.While, cst.ListComp, cst.GeneratorExp)):
-        for child in _children(node):
+        for child in children(node):
             yield from _appends(child, conditions, True)
         return
     if isinstance(node, (cst.Try, cst.TryStar, cst.Match, cst.BooleanOperation)):
-        for child in _children(node):
+        for child in children(node):
             yield from _appends(child, (*conditions, None), nested)
         return
-    for child in _children(node):
+    for child in children(node):
         yield from _appends(child, conditions, nested)
 
 
@@ -227,35 +227,20 @@ def _skips(body: cst.CSTNode) -> str:
             return "`break`"
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(_children(node))
+        stack.extend(children(node))
     return ""
 
 
 def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    # The walks here step with `cstwalk.children`, which leaves formatting out (whitespace,
+    # brackets, commas: most of a method's nodes, none an append, a test, an assignment or a
+    # `self` attribute), each of its node types checked once rather than by an `isinstance`
+    # through `ABCMeta` per node (bench/RESULTS.md, "The walks of the list fills").
     stack: list[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(_children(node))
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes directly below `node`, read from its fields (libcst's `children` runs a
-    visitor over the node, several times dearer; the order does not matter here)."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-    found: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
+        stack.extend(children(node))
 
 
 def other_uses(methods: Iterable[FunctionSource], attrs: set[str]) -> dict[str, str]:
@@ -294,7 +279,7 @@ def _uses_in(fn: FunctionSource, attrs: set[str]) -> Iterator[tuple[str, str]]:
             if reason is not None:
                 yield node.attr.value, f"`self.{node.attr.value}` {reason}"
             continue
-        for child in _children(node):
+        for child in children(node):
             stack.append((child, (*parents, node)))
 
 

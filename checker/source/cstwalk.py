@@ -54,24 +54,31 @@ def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     (pre-order), by reading the nodes' fields: a libcst visitor rebuilds each node it passes
     and costs far more (bench/RESULTS.md, "Measurements that stood in code comments")."""
     stack: list[cst.CSTNode] = [root]
-    kinds = _KINDS
     while stack:
         node = stack.pop()
         yield node
-        names = _CHILD_FIELDS.get(type(node))
-        if names is None:
-            names = _CHILD_FIELDS[type(node)] = _child_fields(node)
-        children: list[cst.CSTNode] = []
-        for name in names:
-            value = getattr(node, name)
-            kind = kinds.get(type(value)) or _kind(type(value))
-            if kind is _NODE:
-                children.append(value)
-            elif kind is _SEQUENCE:
-                children.extend(
-                    item for item in value if (kinds.get(type(item)) or _kind(type(item))) is _NODE
-                )
-        stack.extend(reversed(children))
+        stack.extend(reversed(children(node)))
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes directly below `node` but formatting, in field order: the step of
+    `descendants`, for a walk of its own (one that keeps each node's parents, or stops at some
+    kinds of node)."""
+    names = _CHILD_FIELDS.get(type(node))
+    if names is None:
+        names = _CHILD_FIELDS[type(node)] = _child_fields(node)
+    kinds = _KINDS
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        kind = kinds.get(type(value)) or _kind(type(value))
+        if kind is _NODE:
+            found.append(value)
+        elif kind is _SEQUENCE:
+            found.extend(
+                item for item in value if (kinds.get(type(item)) or _kind(type(item))) is _NODE
+            )
+    return found
 
 
 _NODE = "node"
