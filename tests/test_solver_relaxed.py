@@ -10,7 +10,7 @@ import pytest
 import z3
 
 from idxcheck.model.verdicts import Verdict
-from idxcheck.solve.solver import Solver, _linear_formula, _Translator
+from idxcheck.solve.solver import Solver, _check, _linear_formula, _Translator
 from idxcheck.sym.terms import Atom, Const, Formula, Sym, Term, binop, cmp, conj, disj, ite, neg
 
 X, Y, Z = Sym("x"), Sym("y"), Sym("z")
@@ -93,9 +93,13 @@ def _formula(rng: random.Random, depth: int) -> Formula:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_random_questions_get_the_whole_questions_answer(seed: int) -> None:
+    """The relaxation changes no answer: where `_decide` answers, it is what z3 says of the whole
+    question without a budget; it answers `unknown` only where the whole question, asked with
+    the product's parameters and budget, is `unknown` too (those parameters leave out parts of
+    z3's nonlinear arithmetic on purpose, see SOLVER_PARAMS, and may differ by z3 build)."""
     rng = random.Random(seed)
     decided = {"sat": 0, "unsat": 0}
-    relaxed = 0
+    relaxed = unknown = 0
     for _ in range(60):
         domain = [
             *POSITIVE,
@@ -105,10 +109,18 @@ def test_random_questions_get_the_whole_questions_answer(seed: int) -> None:
         rest = [_formula(rng, 2) for _ in range(rng.randint(1, 2))]
         solver = Solver(domain, [], rlimit=5_000_000)
         expected = whole(domain, rest)
+        got = solver._decide(domain, rest)
+        if got == z3.unknown:
+            bounded = _check(solver._new(solver._translator(), [*domain, *rest]))
+            assert bounded == z3.unknown, (domain, rest, bounded)
+            unknown += 1
+            continue
         if expected == z3.unknown:
             continue
-        assert solver._decide(domain, rest) == expected, (domain, rest)
+        assert got == expected, (domain, rest)
         decided[str(expected)] += 1
         relaxed += solver._relaxed(domain, rest) is not None
-    # Both answers, and answers found without the nonlinear constraints, among the cases.
+    # Both answers, and answers found without the nonlinear constraints, among the cases; the
+    # budget rarely runs out on questions this small.
     assert decided["sat"] > 5 and decided["unsat"] > 5 and relaxed > 5, (decided, relaxed)
+    assert unknown <= 3, unknown
