@@ -131,9 +131,9 @@ def test_diff_base_reads_the_ref_not_the_work_tree(
     analysed: list[str] = []
     analyse = parts.analyse_file
 
-    def counted(source: Any, *args: Any) -> Any:
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
         analysed.append(Path(source.path).name)
-        return analyse(source, *args)
+        return analyse(source, *args, **kwargs)
 
     monkeypatch.setattr(parts, "analyse_file", counted)
     for _ in range(2):  # the second time, all from the cache

@@ -128,9 +128,9 @@ def test_the_library_api_uses_the_default_cache_unless_told_not_to(
     analysed: list[str] = []
     analyse = parts.analyse_file
 
-    def counted(source: Any, *args: Any) -> Any:
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
         analysed.append(Path(source.path).name)
-        return analyse(source, *args)
+        return analyse(source, *args, **kwargs)
 
     monkeypatch.setattr(parts, "analyse_file", counted)
     # The second scan's result comes from the cache the first wrote; `scanned` reads it too.

@@ -38,9 +38,9 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     original = parts.analyse_file
 
-    def counting(source, facts, checker):  # type: ignore[no-untyped-def]
+    def counting(source, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(Path(source.path).name)
-        return original(source, facts, checker)
+        return original(source, *args, **kwargs)
 
     monkeypatch.setattr(parts, "analyse_file", counting)
     return seen

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 
 from idxcheck.check.build import FindingBuilder
 from idxcheck.check.checker import Checker, Outcome
@@ -31,9 +32,46 @@ class UnsupportedSiteError(Exception):
     """Raised under the test-only `raise_on_unsupported` switch."""
 
 
+@dataclass
+class BlockShare:
+    """One analysed block's share of its file's part (what its analysis and its checks
+    added), the lookups its analysis made (`recording`), and whether it came from the cache
+    rather than from this analysis."""
+
+    block: Block
+    part: FilePart
+    classes: set[str] = field(default_factory=set)
+    functions: set[str] = field(default_factory=set)
+    reused: bool = False
+
+
+@dataclass
+class AnalysedFile:
+    """A file's part (its blocks' shares merged in order, then the errors that cut the
+    analysis or the checks short) and the shares themselves."""
+
+    part: FilePart
+    shares: list[BlockShare]
+    cut_short: bool  # an error ended the analysis or the checks before the last block
+
+
 def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
+    return analyse_blocks(source, facts, checker).part
+
+
+def analyse_blocks(
+    source: SourceFile,
+    facts: TreeFacts,
+    checker: Checker,
+    reused: Mapping[Block, FilePart] | None = None,
+    record: bool = False,
+) -> AnalysedFile:
+    """The file's blocks analysed and checked together, each one's additions kept as its
+    share. A block in `reused` is neither analysed nor checked: its share is the one given.
+    `record`: each share's lookups of classes and functions are recorded."""
     forget_specialisations()  # what a file's analysis specialises is shared within the file
-    part = FilePart()
+    reused = reused or {}
+    rest = FilePart()
     ctx = ScanContext(
         facts.profile,
         facts.modes,
@@ -48,33 +86,41 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         facts.algorithms,
     )
     analysed: list[ClassFacts] = []
+    shares: list[BlockShare] = []
+    share_of: dict[int, FilePart] = {}  # by id of each ClassFacts
     # Each class's source, for the readers analysis of the classes with findings.
     sources: dict[int, ClassSource] = {}
-    blocks = source.blocks_containing(facts.hits.get(source.path, []))
-    called = called_functions(source, blocks) if facts.functions is not None else set()
+    cut_short = False
     try:
-        for block in blocks:
-            if facts.dataclasses.is_dataclass_block(source, block):
+        for block in analysed_blocks(source, facts):
+            stored = reused.get(block)
+            if stored is not None:
+                shares.append(BlockShare(block, stored, reused=True))
                 continue
-            if block.kind == "def" and block.name in called:
-                continue  # a helper: its sites get the modes of its callers here
-            if block.kind == "class":
-                cls = source.class_source(block)
-                part.parsed = True
-                if is_mode_enum(cls, facts.modes.enum_name):
-                    continue
-                class_facts = analyse_class(cls, ctx)
-                sources[id(class_facts)] = cls
-            else:
-                fn = source.function_source(block)
-                part.parsed = True
-                class_facts = analyse_function(fn, ctx)
+            share = BlockShare(block, FilePart())
+            shares.append(share)
+            with _recording(facts, record) as (classes, functions):
+                if block.kind == "class":
+                    cls = source.class_source(block)
+                    share.part.parsed = True
+                    if is_mode_enum(cls, facts.modes.enum_name):
+                        continue
+                    class_facts = analyse_class(cls, ctx)
+                    sources[id(class_facts)] = cls
+                else:
+                    fn = source.function_source(block)
+                    share.part.parsed = True
+                    class_facts = analyse_function(fn, ctx)
+            share.classes, share.functions = classes, functions
             analysed.append(class_facts)
-            part.errors.extend(FileError(source.path, e) for e in class_facts.errors)
+            share_of[id(class_facts)] = share.part
+            share.part.errors.extend(FileError(source.path, e) for e in class_facts.errors)
     except SourceError as exc:
-        part.errors.append(FileError(source.path, str(exc)))
+        rest.errors.append(FileError(source.path, str(exc)))
+        cut_short = True
     except RecursionError:
-        part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+        rest.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+        cut_short = True
     found: dict[int, ClassReaders] = {}
 
     def consumer(class_facts: ClassFacts, binding: Binding, mode: str) -> Consumer | None:
@@ -87,15 +133,60 @@ def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> File
         return readers.consumer(binding, mode)
 
     try:
-        check_facts(analysed, checker, facts.constraints, part, consumer)
+        check_facts(analysed, checker, facts.constraints, rest, consumer, lambda c: share_of[id(c)])
     except SourceError as exc:
-        part.errors.append(FileError(source.path, str(exc)))
+        rest.errors.append(FileError(source.path, str(exc)))
+        cut_short = True
     except RecursionError:
-        part.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+        rest.errors.append(FileError(source.path, "expression nested too deeply to analyse"))
+        cut_short = True
     checker.forget_translations()
     source.forget_parses()
     forget_specialisations()
-    return part
+    return AnalysedFile(merge_shares([*(s.part for s in shares), rest]), shares, cut_short)
+
+
+def analysed_blocks(source: SourceFile, facts: TreeFacts) -> list[Block]:
+    """The blocks of the file that are analysed: those the prefilter hit, less dataclasses
+    and the module-level functions other analysed blocks call."""
+    blocks = source.blocks_containing(facts.hits.get(source.path, []))
+    called = called_functions(source, blocks) if facts.functions is not None else set()
+    return [
+        block
+        for block in blocks
+        if not facts.dataclasses.is_dataclass_block(source, block)
+        # a helper: its sites get the modes of its callers here
+        and not (block.kind == "def" and block.name in called)
+    ]
+
+
+@contextmanager
+def _recording(facts: TreeFacts, record: bool) -> Iterator[tuple[set[str], set[str]]]:
+    if not record:
+        yield set(), set()
+        return
+    with facts.classes.recording() as classes:
+        if facts.functions is None:
+            yield classes, set()
+            return
+        with facts.functions.recording() as functions:
+            yield classes, functions
+
+
+def merge_shares(parts: Iterable[FilePart]) -> FilePart:
+    """Parts of one file in order, as one: lists joined, sets and counts added up."""
+    merged = FilePart()
+    for part in parts:
+        merged.parsed = merged.parsed or part.parsed
+        merged.sites |= part.sites
+        merged.errors.extend(part.errors)
+        merged.outcomes.extend(part.outcomes)
+        merged.notes.extend(part.notes)
+        merged.findings.extend(part.findings)
+        for name, count in part.counts.items():
+            merged.counts[name] = merged.counts.get(name, 0) + count
+        merged.defaults |= part.defaults
+    return merged
 
 
 def called_functions(source: SourceFile, blocks: list[Block]) -> set[str]:
@@ -144,15 +235,20 @@ def check_facts(
     constraints: TreeConstraints | None,
     part: FilePart,
     consumer: Callable[[ClassFacts, Binding, str], Consumer | None] | None = None,
+    share_of: Callable[[ClassFacts], FilePart] | None = None,
 ) -> None:
     """Each class's obligations decided, counted and noted in `part`, then the findings of
-    the refuted ones built, in decision order."""
+    the refuted ones built, in decision order. `share_of`: the part each class's additions go
+    to instead (a note to the class that made it first, a finding to its obligation's)."""
     outcomes: list[Outcome] = []
     # Each outcome's class (by the outcome's identity), for the attributes a fix may use and
     # for the readers of its value.
     owners: dict[int, ClassFacts] = {}
     notes: dict[tuple[str, int, str], SiteNote] = {}
+    noted: dict[tuple[str, int, str], FilePart] = {}  # the part each note goes to
     for class_facts in facts:
+        share = share_of(class_facts) if share_of is not None else part
+        made = len(notes)
         # What the tree itself rejects for this backend (an argument hook's check) narrows
         # the domain of its obligations.
         stated = constraints.for_class(class_facts.name, class_facts.bases) if constraints else []
@@ -169,8 +265,8 @@ def check_facts(
         )
         for pairwise in checker.pairwise_obligations(class_facts.bindings):
             outcome = checker.decide(pairwise, kernel_aware=False)
-            _count(part, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)
-            _note_outcome(part, pairwise, outcome, notes, checker.config)
+            _count(share, pairwise.binding, pairwise.rule.code, pairwise.mode, outcome)
+            _note_outcome(share, pairwise, outcome, notes, checker.config)
             outcomes.append(outcome)
             owners[id(outcome)] = class_facts
         groups = _groups(class_facts.bindings)
@@ -183,13 +279,15 @@ def check_facts(
                 continue  # a partner of the grid scalars of its call only
             for item in checker.obligations(binding, groups):
                 if isinstance(item, Unclaimed):
-                    _unclaimed(part, item, notes, checker.config)
+                    _unclaimed(share, item, notes, checker.config)
                     continue
                 outcome = checker.decide(item)
-                _count(part, binding, item.rule.code, item.mode, outcome)
-                _note_outcome(part, item, outcome, notes, checker.config)
+                _count(share, binding, item.rule.code, item.mode, outcome)
+                _note_outcome(share, item, outcome, notes, checker.config)
                 outcomes.append(outcome)
                 owners[id(outcome)] = class_facts
+        for key in list(notes)[made:]:
+            noted[key] = share
     builder = FindingBuilder(
         checker.profile, checker.modes, constraints.registry if constraints else None
     )
@@ -210,7 +308,8 @@ def check_facts(
             else None
         )
         outcome = _kernel_of_consumer(outcome, read, checker)
-        part.findings.append(
+        owner_part = share_of(owner) if share_of is not None and owner is not None else part
+        owner_part.findings.append(
             (
                 builder.build(
                     outcome,
@@ -224,7 +323,8 @@ def check_facts(
                 ob.rule.mode_independent,
             )
         )
-    part.notes.extend(notes.values())
+    for key, note in notes.items():
+        noted.get(key, part).notes.append(note)
 
 
 def _kernel_of_consumer(outcome: Outcome, read: Consumer | None, checker: Checker) -> Outcome:

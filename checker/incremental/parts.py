@@ -16,6 +16,18 @@ A file's `FilePart` (its sites, verdict counts, notes and findings) depends on
 
 A stored part whose recorded lookups no longer hold is analysed again and replaced.
 
+Where the file's part misses, each analysed block's share of it may still be found
+(`_block_key`): a method edit in one class of a file leaves its other classes' shares valid.
+A block's share depends on the block's code and place, the hit lines in it, the file's text
+outside its classes (imports, constants, functions: `_module_digest`), the context key, and
+the classes and functions its analysis looked up (a class of the same file by its block,
+`_block_signature`). Its checks depend on the other blocks' only through the places and the
+owners (classes, functions) their outcomes share: a note is made once per place, a finding
+lists the modes and the companions of its owner's outcomes. So a share is stored only where
+it shares none of them with another block's, and has no finding (the readers analysis of a
+finding reads the other blocks' text); it is used only where it still shares none with the
+blocks analysed beside it, else the file is analysed whole.
+
 The key needs the file's code and hit lines, which cost a pass of the tokenizer over the file;
 a file whose text did not change at all is found through a second key, of its whole text,
 that names the first (`_text_key`): a whole-tree scan after an edit computes neither for the
@@ -24,7 +36,7 @@ files it did not edit."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -32,14 +44,22 @@ from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.incremental.cache import Cache
 from idxcheck.incremental.parse_store import parses_from
 from idxcheck.incremental.stored import hex_digest, loads
+from idxcheck.model.spans import Span
 from idxcheck.model.stable import digest
-from idxcheck.source.files import SourceFile
+from idxcheck.source.files import Block, SourceFile, strip_comments
 
 if TYPE_CHECKING:
+    from idxcheck.check.analyse import AnalysedFile
     from idxcheck.check.checker import Checker
 
 # (what was looked up: "class" or "def", its name, the files it led to by code digest)
 Lookups = tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]
+# What a block's share touches that another block's checks could share: the places of its
+# sites, outcomes, notes and findings, and the owners of its outcomes (the class or function
+# before the first dot of `Class.method`).
+Footprint = tuple[tuple[Span, ...], tuple[str, ...]]
+# A block's share as stored: its lookups (by `_block_signature`), its footprint, the share.
+StoredShare = tuple[Lookups, Footprint, FilePart]
 
 
 @contextmanager
@@ -127,31 +147,185 @@ def stored_part(source: SourceFile, facts: TreeFacts, cache: Cache | None) -> Fi
     return part
 
 
-def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
-    """`check.analyse.analyse_file`, loaded on first use: a scan whose parts all come from the
-    cache loads neither the interpreter nor the checker."""
-    from idxcheck.check.analyse import analyse_file as analyse
+def analyse_file(
+    source: SourceFile,
+    facts: TreeFacts,
+    checker: Checker,
+    reused: Mapping[Block, FilePart] | None = None,
+    record: bool = False,
+) -> AnalysedFile:
+    """`check.analyse.analyse_blocks`, loaded on first use: a scan whose parts all come from
+    the cache loads neither the interpreter nor the checker."""
+    from idxcheck.check.analyse import analyse_blocks
 
-    return analyse(source, facts, checker)
+    return analyse_blocks(source, facts, checker, reused, record)
 
 
 def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
     """The file analysed, and stored in the checker's disk cache with the classes it looked
-    up (for a file `stored_part` did not answer)."""
+    up (for a file `stored_part` did not answer); its blocks' shares stored beside it, and
+    those stored before used where they still hold."""
     # The workers hand the checker the disk cache itself as its verdict store.
     cache = checker.disk if isinstance(checker.disk, Cache) else None
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
-        return analyse_file(source, facts, checker)
+        return analyse_file(source, facts, checker).part
+    module = _module_digest(source)
+    keys = {
+        block: _block_key(source, block, facts, module)
+        for block in source.blocks_containing(facts.hits.get(source.path, []))
+    }
+    stored = _stored_shares(keys, source, facts, cache, module)
     with (
         facts.classes.recording() as classes,
         _recording_functions(facts) as functions,
         parses_from(cache),
     ):
-        part = analyse_file(source, facts, checker)
+        result = analyse_file(
+            source, facts, checker, {b: share for b, (_, _, share) in stored.items()}, True
+        )
+        footprints = _footprints(result, stored)
+        if stored and not all(_apart(block, footprints) for block in stored):
+            stored = {}
+            result = analyse_file(source, facts, checker, record=True)
+            footprints = _footprints(result, stored)
+    for lookups, _, _ in stored.values():
+        for kind, name, _ in lookups:
+            (classes if kind == "class" else functions).add(name)
     asked = [*(("class", n) for n in sorted(classes)), *(("def", n) for n in sorted(functions))]
     known_code_digests(asked, facts, cache, keep=True)
     recorded: Lookups = tuple((kind, name, _signature(kind, name, facts)) for kind, name in asked)
+    part = result.part
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
     cache.put_part(_text_key(source, facts), key.encode())
+    if not result.cut_short:
+        _store_shares(result, keys, footprints, source, facts, cache, module)
     return part
+
+
+def _module_digest(source: SourceFile) -> str:
+    """The file's text outside its classes (their lines left blank, so that the lines after
+    keep their numbers): the imports, constants and functions any block's analysis may read."""
+    lines = list(source.lines)
+    for block in source.blocks:
+        if block.kind == "class":
+            lines[block.start_line - 1 : block.end_line] = ["\n"] * (
+                min(block.end_line, len(lines)) - block.start_line + 1
+            )
+    return digest("module", "".join(lines))
+
+
+def _block_code(source: SourceFile, block: Block) -> str:
+    return digest(
+        block.kind,
+        block.name,
+        str(block.start_line),
+        str(block.header_line),
+        str(block.end_line),
+        strip_comments(source.block_text(block)),
+    )
+
+
+def _block_key(source: SourceFile, block: Block, facts: TreeFacts, module: str) -> str:
+    hits = [n for n in facts.hits.get(source.path, []) if block.start_line <= n <= block.end_line]
+    return digest(
+        "block-part",
+        str(facts.context_key),
+        source.path,
+        _block_code(source, block),
+        ",".join(map(str, hits)),
+        module,
+    )
+
+
+def _block_signature(
+    kind: str, name: str, facts: TreeFacts, source: SourceFile, module: str
+) -> tuple[tuple[str, str], ...]:
+    """`_signature`, with the block's own file counted by what a block of it reads: a class
+    of the file by its block, a function of it by the text outside the classes."""
+    if kind == "class":
+        return tuple(
+            (s.path, _block_code(s, b) if s is source else s.code_digest())
+            for s, b in facts.classes.defining_blocks(name)
+        )
+    own = source.code_digest()
+    return tuple(
+        (path, f"module:{module}" if path == source.path and found == own else found)
+        for path, found in _signature(kind, name, facts)
+    )
+
+
+def _stored_shares(
+    keys: dict[Block, str], source: SourceFile, facts: TreeFacts, cache: Cache, module: str
+) -> dict[Block, StoredShare]:
+    """The blocks' shares stored by an earlier analysis, where everything they read holds."""
+    found: dict[Block, StoredShare] = {}
+    for block, key in keys.items():
+        data = cache.get_part(key)
+        loaded: StoredShare | None = (
+            loads(data, tuple[Lookups, Footprint, FilePart]) if data is not None else None
+        )
+        if loaded is None:
+            continue
+        lookups = loaded[0]
+        known_code_digests(((kind, name) for kind, name, _ in lookups), facts, cache)
+        if all(
+            _block_signature(kind, name, facts, source, module) == signature
+            for kind, name, signature in lookups
+        ):
+            found[block] = loaded
+    return found
+
+
+def _footprints(result: AnalysedFile, stored: dict[Block, StoredShare]) -> dict[Block, Footprint]:
+    found: dict[Block, Footprint] = {}
+    for share in result.shares:
+        if share.reused:
+            found[share.block] = stored[share.block][1]
+            continue
+        part = share.part
+        spans = {
+            *part.sites,
+            *(n.span for n in part.outcomes),
+            *(n.span for n in part.notes),
+            *(use for _, use, _, _ in part.findings),
+        }
+        owners = {n.function.split(".")[0] for n in (*part.outcomes, *part.notes)}
+        found[share.block] = (tuple(spans), tuple(sorted(owners)))
+    return found
+
+
+def _apart(block: Block, footprints: dict[Block, Footprint]) -> bool:
+    """Whether the block's share touches no place and no owner that another block's does."""
+    spans, owners = map(set, footprints[block])
+    return not any(
+        spans.intersection(other[0]) or owners.intersection(other[1])
+        for b, other in footprints.items()
+        if b != block
+    )
+
+
+def _store_shares(
+    result: AnalysedFile,
+    keys: dict[Block, str],
+    footprints: dict[Block, Footprint],
+    source: SourceFile,
+    facts: TreeFacts,
+    cache: Cache,
+    module: str,
+) -> None:
+    """The shares this analysis made that a later one may use: those with no finding that
+    touch nothing another block's touches."""
+    for share in result.shares:
+        if share.reused or share.part.findings or not _apart(share.block, footprints):
+            continue
+        asked = [
+            *(("class", n) for n in sorted(share.classes)),
+            *(("def", n) for n in sorted(share.functions)),
+        ]
+        lookups: Lookups = tuple(
+            (kind, name, _block_signature(kind, name, facts, source, module))
+            for kind, name in asked
+        )
+        value: StoredShare = (lookups, footprints[share.block], share.part)
+        cache.put_part(keys[share.block], pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))

@@ -40,6 +40,10 @@ class ClassIndex:
         """The files that define a class named `name`."""
         return [source for source, _ in self._blocks.get(name, [])]
 
+    def defining_blocks(self, name: str) -> list[tuple[SourceFile, Block]]:
+        """The classes named `name`, with their files."""
+        return list(self._blocks.get(name, []))
+
     def signature(self, name: str) -> tuple[tuple[str, str], ...]:
         """What a lookup of `name` depends on: the files that define a class of that name, by
         the digest of their code."""
@@ -52,11 +56,14 @@ class ClassIndex:
         """The names looked up inside the `with`: what a file's analysis read of other files
         (`idxcheck.incremental.parts`)."""
         asked: set[str] = set()
-        self._asked = asked
+        outer, self._asked = self._asked, asked
         try:
             yield asked
         finally:
-            self._asked = None
+            # A recording inside another (one block's, inside its file's) adds to it too.
+            if outer is not None:
+                outer |= asked
+            self._asked = outer
 
     def _choose(self, name: str, near: object) -> tuple[SourceFile, Block] | None:
         candidates = self._blocks.get(name, [])

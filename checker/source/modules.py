@@ -274,11 +274,14 @@ class FunctionIndex:
         """The lookups (`lookup_key`) made inside the `with`: what a file's analysis read of
         other files' functions (`idxcheck.incremental.parts`)."""
         asked: set[str] = set()
-        self._asked = asked
+        outer, self._asked = self._asked, asked
         try:
             yield asked
         finally:
-            self._asked = None
+            # A recording inside another (one block's, inside its file's) adds to it too.
+            if outer is not None:
+                outer |= asked
+            self._asked = outer
 
     def signature(self, key: str) -> tuple[tuple[str, str], ...]:
         """What the lookup `key` depends on: the files its resolution reads now (a new file
