@@ -4,7 +4,6 @@ their shares still hold, and every scan gives what an uncached scan gives."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +66,7 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_an_edit_in_one_class_keeps_the_others_share(
-    tmp_path: Path, analysed: list[str]
-) -> None:
+def test_an_edit_in_one_class_keeps_the_others_share(tmp_path: Path, analysed: list[str]) -> None:
     tree = _pair(tmp_path)
     cache_dir = tmp_path / "cache"
     before = _json(tree, cache_dir)

@@ -46,7 +46,8 @@ from idxcheck.incremental.parse_store import parses_from
 from idxcheck.incremental.stored import hex_digest, loads
 from idxcheck.model.spans import Span
 from idxcheck.model.stable import digest
-from idxcheck.source.files import Block, SourceFile, strip_comments
+from idxcheck.source.files import Block, SourceFile
+from idxcheck.source.lines import split_lines
 
 if TYPE_CHECKING:
     from idxcheck.check.analyse import AnalysedFile
@@ -170,12 +171,13 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
     key = part_key(source, facts) if cache is not None else None
     if cache is None or key is None:
         return analyse_file(source, facts, checker).part
-    module = _module_digest(source)
+    lines = split_lines(source.code_text())
+    module = _module_digest(source, lines)
     keys = {
-        block: _block_key(source, block, facts, module)
+        block: _block_key(source, block, facts, lines, module)
         for block in source.blocks_containing(facts.hits.get(source.path, []))
     }
-    stored = _stored_shares(keys, source, facts, cache, module)
+    stored = _stored_shares(keys, source, facts, cache, lines, module)
     with (
         facts.classes.recording() as classes,
         _recording_functions(facts) as functions,
@@ -199,53 +201,56 @@ def analysed_part(source: SourceFile, facts: TreeFacts, checker: Checker) -> Fil
     cache.put_part(key, pickle.dumps((recorded, part), protocol=pickle.HIGHEST_PROTOCOL))
     cache.put_part(_text_key(source, facts), key.encode())
     if not result.cut_short:
-        _store_shares(result, keys, footprints, source, facts, cache, module)
+        _store_shares(result, keys, footprints, source, facts, cache, lines, module)
     return part
 
 
-def _module_digest(source: SourceFile) -> str:
-    """The file's text outside its classes (their lines left blank, so that the lines after
-    keep their numbers): the imports, constants and functions any block's analysis may read."""
-    lines = list(source.lines)
+def _module_digest(source: SourceFile, lines: list[str]) -> str:
+    """The file's code outside its classes (their lines left blank, so that the lines after
+    keep their numbers): the imports, constants and functions any block's analysis may read.
+    `lines`: the lines of the file's code (`SourceFile.code_text`)."""
+    outside = list(lines)
     for block in source.blocks:
         if block.kind == "class":
-            lines[block.start_line - 1 : block.end_line] = ["\n"] * (
-                min(block.end_line, len(lines)) - block.start_line + 1
-            )
-    return digest("module", "".join(lines))
+            end = min(block.end_line, len(outside))
+            outside[block.start_line - 1 : end] = ["\n"] * (end - block.start_line + 1)
+    return digest("module", "".join(outside))
 
 
-def _block_code(source: SourceFile, block: Block) -> str:
+def _block_code(block: Block, lines: list[str]) -> str:
+    """A block's code and place."""
     return digest(
         block.kind,
         block.name,
         str(block.start_line),
         str(block.header_line),
         str(block.end_line),
-        strip_comments(source.block_text(block)),
+        "".join(lines[block.start_line - 1 : block.end_line]),
     )
 
 
-def _block_key(source: SourceFile, block: Block, facts: TreeFacts, module: str) -> str:
+def _block_key(
+    source: SourceFile, block: Block, facts: TreeFacts, lines: list[str], module: str
+) -> str:
     hits = [n for n in facts.hits.get(source.path, []) if block.start_line <= n <= block.end_line]
     return digest(
         "block-part",
         str(facts.context_key),
         source.path,
-        _block_code(source, block),
+        _block_code(block, lines),
         ",".join(map(str, hits)),
         module,
     )
 
 
 def _block_signature(
-    kind: str, name: str, facts: TreeFacts, source: SourceFile, module: str
+    kind: str, name: str, facts: TreeFacts, source: SourceFile, lines: list[str], module: str
 ) -> tuple[tuple[str, str], ...]:
     """`_signature`, with the block's own file counted by what a block of it reads: a class
-    of the file by its block, a function of it by the text outside the classes."""
+    of the file by its block, a function of it by the code outside the classes."""
     if kind == "class":
         return tuple(
-            (s.path, _block_code(s, b) if s is source else s.code_digest())
+            (s.path, _block_code(b, lines) if s is source else s.code_digest())
             for s, b in facts.classes.defining_blocks(name)
         )
     own = source.code_digest()
@@ -256,7 +261,12 @@ def _block_signature(
 
 
 def _stored_shares(
-    keys: dict[Block, str], source: SourceFile, facts: TreeFacts, cache: Cache, module: str
+    keys: dict[Block, str],
+    source: SourceFile,
+    facts: TreeFacts,
+    cache: Cache,
+    lines: list[str],
+    module: str,
 ) -> dict[Block, StoredShare]:
     """The blocks' shares stored by an earlier analysis, where everything they read holds."""
     found: dict[Block, StoredShare] = {}
@@ -270,7 +280,7 @@ def _stored_shares(
         lookups = loaded[0]
         known_code_digests(((kind, name) for kind, name, _ in lookups), facts, cache)
         if all(
-            _block_signature(kind, name, facts, source, module) == signature
+            _block_signature(kind, name, facts, source, lines, module) == signature
             for kind, name, signature in lookups
         ):
             found[block] = loaded
@@ -312,6 +322,7 @@ def _store_shares(
     source: SourceFile,
     facts: TreeFacts,
     cache: Cache,
+    lines: list[str],
     module: str,
 ) -> None:
     """The shares this analysis made that a later one may use: those with no finding that
@@ -324,7 +335,7 @@ def _store_shares(
             *(("def", n) for n in sorted(share.functions)),
         ]
         lookups: Lookups = tuple(
-            (kind, name, _block_signature(kind, name, facts, source, module))
+            (kind, name, _block_signature(kind, name, facts, source, lines, module))
             for kind, name in asked
         )
         value: StoredShare = (lookups, footprints[share.block], share.part)
