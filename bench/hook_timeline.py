@@ -40,7 +40,7 @@ from typing import Any
 # (module, attribute path, label): what the child wraps.
 WRAPPED = (
     ("idxcheck.parallel.workers", "_work", "worker"),
-    ("idxcheck.check.analyse", "analyse_file", "analyse_file"),
+    ("idxcheck.incremental.parts", "analyse_file", "analyse_file"),
     ("idxcheck.check.analyse", "analyse_class", "analyse_class"),
     ("idxcheck.check.analyse", "check_facts", "check_facts"),
     ("idxcheck.interp.classes", "_refills_and_stores", "refills_and_stores"),
@@ -202,6 +202,9 @@ def main() -> None:
         "workers forked per run (0: analysed in the helper): "
         + " ".join(str(int(r.get("workers", 0))) for r in runs)
     )
+    if not any("start" in r for r in runs):
+        # The wrapped names moved: say so rather than print a timeline without its pieces.
+        raise SystemExit(f"no file analysis was timed: is {WRAPPED[1][:2]} still called?")
     for key, label in PIECES:
         values = [r[key] for r in runs if key in r]
         if not values:
