@@ -204,7 +204,8 @@ def main() -> None:
     )
     if not any("start" in r for r in runs):
         # The wrapped names moved: say so rather than print a timeline without its pieces.
-        raise SystemExit(f"no file analysis was timed: is {WRAPPED[1][:2]} still called?")
+        wrapped = next(w[:2] for w in WRAPPED if w[2] == "analyse_file")
+        raise SystemExit(f"no file analysis was timed: is {'.'.join(wrapped)} still called?")
     for key, label in PIECES:
         values = [r[key] for r in runs if key in r]
         if not values:

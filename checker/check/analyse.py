@@ -55,10 +55,6 @@ class AnalysedFile:
     cut_short: bool  # an error ended the analysis or the checks before the last block
 
 
-def analyse_file(source: SourceFile, facts: TreeFacts, checker: Checker) -> FilePart:
-    return analyse_blocks(source, facts, checker).part
-
-
 def analyse_blocks(
     source: SourceFile,
     facts: TreeFacts,
