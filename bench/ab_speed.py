@@ -3,11 +3,13 @@ pre-commit timings of `bench.speed` on a whole SGLang or vLLM release, alternati
 run by run so that both see the same machine state.
 
     python -m bench.ab_speed BEFORE [AFTER] [--project sglang|vllm] [--version V] [--runs 5]
-        [--warm-runs 11]
+        [--warm-runs 11] [--hook-runs N] [--hooks-only]
 
 BEFORE and AFTER are git refs (AFTER defaults to the working tree); each is imported from a
 checkout of its own (`bench.checkout`) with its own cache folder and its own copy of the tree
-for the hooks. Prints each version's medians and AFTER / BEFORE.
+for the hooks. Prints each version's medians and AFTER / BEFORE. `--hook-runs` (default: `--runs`)
+counts the pre-commit rounds; `--hooks-only` times the pre-commit runs alone (a change that acts
+only on them).
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ def main() -> None:
     parser.add_argument("--version", help="the release (default: 0.5.23 or 0.33.0)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm-runs", type=int, default=11)
+    parser.add_argument("--hook-runs", type=int, help="pre-commit rounds (default: --runs)")
+    parser.add_argument("--hooks-only", action="store_true", help="no cold or warm scans")
     options = parser.parse_args()
     edits = PROJECTS[options.project]
     release = options.version or edits.default_version
@@ -138,12 +142,15 @@ def main() -> None:
         def warm(version: Version, run: int) -> None:
             version.runs["warm"].append(measure(scan(str(tree)), env=version.env))
 
-        alternate(versions, options.runs, cold)
-        alternate(versions, options.warm_runs, warm)
-        alternate(versions, options.runs, hook_runs)
+        if not options.hooks_only:
+            alternate(versions, options.runs, cold)
+            alternate(versions, options.warm_runs, warm)
+        alternate(versions, options.hook_runs or options.runs, hook_runs)
         before, after = versions
         print(f"{'':22} {'before':>9} {'after':>9}  after/before  (wall; CPU)")
         for kind in KINDS:
+            if not before.runs[kind]:
+                continue
             a = statistics.median(r.seconds for r in before.runs[kind])
             b = statistics.median(r.seconds for r in after.runs[kind])
             ca = statistics.median(r.cpu_seconds for r in before.runs[kind])

@@ -53,10 +53,10 @@ def answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     found: list[bool] = []
     unchanged = by_code.unchanged
 
-    def spy(*args: object, **kwargs: object) -> by_code.Unchanged | None:
-        answer = unchanged(*args, **kwargs)  # type: ignore[arg-type]
+    def spy(*args: object, **kwargs: object) -> tuple[by_code.Unchanged | None, object]:
+        answer, read = unchanged(*args, **kwargs)  # type: ignore[arg-type]
         found.append(answer is not None)
-        return answer
+        return answer, read
 
     monkeypatch.setattr(by_code, "unchanged", spy)
     return found
@@ -169,6 +169,34 @@ def test_a_listing_after_a_code_edit_lends_the_unchanged_files_their_entries(
     _doc(tree, tmp_path / "fresh")
     assert after_edit == written[-1]
     assert len(computed) == len(read)
+
+
+def test_a_code_edit_is_read_once(
+    tree: Path, tmp_path: Path, answers: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan after a code edit takes the edited file as the comparison with the listing
+    read it (with that reading's readings), and finds what a scan without the cache finds."""
+    from idxcheck.source import tree as tree_module
+
+    cache_dir = tmp_path / "cache"
+    _doc(tree, cache_dir)
+    path = tree / "buffers_and_slices.py"
+    path.write_text(path.read_text().replace("self.steps", "self.steps + 1", 1))
+    loaded: list[str] = []
+    load_file = tree_module.load_file
+
+    def spy(item: object, *args: object, **kwargs: object) -> None:
+        loaded.append(item.display)  # type: ignore[attr-defined]
+        load_file(item, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree_module, "load_file", spy)  # the scan's reading, not the listing's
+    monkeypatch.setattr(by_code, "load_file", load_file)
+    answers.clear()
+    cached = _doc(tree, cache_dir)
+    assert answers == [False]
+    assert loaded, "not a vacuous test: the scan read other files"
+    assert not [p for p in loaded if p.endswith("buffers_and_slices.py")]
+    assert cached == _doc(tree, None)
 
 
 def test_a_file_added_goes_the_usual_way(tree: Path, tmp_path: Path, answers: list[bool]) -> None:

@@ -110,6 +110,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         memo.note_walk([*listed, *((c.path, c.stamp) for c in candidates)])
     stamp_key = listing_key = None
     listing: by_code.Listing | None = None
+    read: by_code.Read | None = None
     if config.cache_dir is not None:
         stamp_key = stamps.stamp_key(candidates, errors, config)
         stored = stamps.load(config, stamp_key)
@@ -119,7 +120,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
 
         listing_key = by_code.listing_key(candidates, errors, config)
         listing = by_code.load_listing(config, listing_key)
-        same = by_code.unchanged(config, listing, candidates, partial(_profile_named, config))
+        same, read = by_code.unchanged(config, listing, candidates, partial(_profile_named, config))
         if same is not None:  # only comments changed: answered without the pipeline
             found = _comments_read_again(same, config)
             if stamps.settled(candidates, started):
@@ -131,7 +132,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
     with analysis_helper(helped, (), config.cache_dir):
-        result, tree, profile = _read_and_scan(candidates, errors, config, progress)
+        result, tree, profile = _read_and_scan(candidates, errors, config, progress, read)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
     texts, unmarked = _texts(tree)
@@ -198,19 +199,21 @@ def _read_and_scan(
     errors: Sequence[FileError],
     config: Config,
     progress: Progress | None,
+    read: by_code.Read | None = None,
 ) -> tuple[ScanResult, LoadedTree, Profile | None]:
     """The files that pass the prefilter read, and the tree scanned: each file with its own
     profile where the configuration names none (`app.selection`); with the profile where
-    there is one (None where the files are of several)."""
+    there is one (None where the files are of several). `read`: the changed files read
+    already (`by_code.unchanged`), taken where they were read with the same profile."""
     from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
     from idxcheck.source.tree import LoadedTree
 
     if config.profile != AUTO:
-        return _read_and_scan_one(candidates, errors, config, progress)
+        return _read_and_scan_one(candidates, errors, config, progress, read)
     groups = by_profile(candidates, lambda c: c.path) or {DEFAULT_PROFILE: []}
     if len(groups) == 1:
         name = next(iter(groups))
-        return _read_and_scan_one(candidates, errors, replace(config, profile=name), progress)
+        return _read_and_scan_one(candidates, errors, replace(config, profile=name), progress, read)
     results: list[ScanResult] = []
     merged = LoadedTree()
     for index, (name, group) in enumerate(groups.items()):
@@ -219,6 +222,7 @@ def _read_and_scan(
             errors if index == 0 else (),
             replace(config, profile=name),
             progress if len(groups) == 1 else None,
+            read,
         )
         results.append(result)
         merged.files.extend(tree.files)
@@ -233,9 +237,10 @@ def _read_and_scan_one(
     errors: Sequence[FileError],
     config: Config,
     progress: Progress | None,
+    read: by_code.Read | None = None,
 ) -> tuple[ScanResult, LoadedTree, Profile]:
     """The files that pass the prefilter read, and the tree scanned with one profile (which
-    is returned with them)."""
+    is returned with them); `read` as for `_read_and_scan`."""
     from idxcheck.app.run import run_tree
     from idxcheck.app.selection import profile_for
     from idxcheck.incremental.located import load_located, store_located
@@ -246,7 +251,10 @@ def _read_and_scan_one(
     tree = LoadedTree(errors=list(errors))
     # Load file by file (the reading and prefilter of `source.tree.load_tree`), each counted.
     total = len(candidates)
-    prefilter = Prefilter(profile)
+    if read is not None and read.profile != profile.name:
+        read = None
+    prefilter = read.prefilter if read is not None else Prefilter(profile)
+    taken = read.files if read is not None else {}
     rejected = stamps.load_rejected(config) if config.cache_dir is not None else {}
     reading_started = time.time()
     known = load_located(config) if config.cache_dir is not None else None
@@ -270,7 +278,13 @@ def _read_and_scan_one(
     )
     emit(progress, Event(Step.READING, tree.walked, total))
     for candidate in to_read:
-        load_file(candidate, tree, prefilter, known, config.max_file_bytes)
+        ahead = taken.get(candidate.display)
+        if ahead is not None and ahead[0] == candidate.stamp:
+            tree.walked += 1
+            tree.files.append(ahead[1])
+            tree.hits.add(ahead[1], prefilter)
+        else:
+            load_file(candidate, tree, prefilter, known, config.max_file_bytes)
         emit(progress, Event(Step.READING, tree.walked, total))
     if read_later is not None:
         files, later_errors, marked, walked = read_later()

@@ -33,6 +33,7 @@ from idxcheck.model.outcome import Scanned
 from idxcheck.model.stable import digest
 from idxcheck.profiles.schema import Profile
 from idxcheck.source.discover import Candidate
+from idxcheck.source.files import SourceFile
 from idxcheck.source.prefilter import Prefilter
 from idxcheck.source.tree import LoadedTree, load_file
 
@@ -64,6 +65,19 @@ class Listing:
     profile: str
     registry: tuple[str, ...]
     files: dict[str, Listed]
+
+
+@dataclass(frozen=True)
+class Read:
+    """What `unchanged` read of the changed files, for the scan that goes on where it answers
+    nothing: the profile it read them with, that profile's prefilter, and each file read as
+    Python by its displayed path, with the stamp it was read at (rejected files are read
+    again). A file read here is read as the scan reads it (`load_file`, its digest kept) and
+    holds the readings its contribution made: the scan takes it instead of reading it again."""
+
+    profile: str
+    prefilter: Prefilter
+    files: dict[str, tuple[tuple[int, int, int, int], SourceFile]]
 
 
 @dataclass(frozen=True)
@@ -149,45 +163,48 @@ def unchanged(
     listing: Listing | None,
     candidates: Sequence[Candidate],
     profile_named: Callable[[str], Profile],
-) -> Unchanged | None:
+) -> tuple[Unchanged | None, Read | None]:
     """The stored outcome of the last scan `listing` lists (`load_listing`), where every file
     whose stamp changed since is read the same way and has the same code and contribution;
     else None. `profile_named` loads the profile the listed scan ran with (the key's files
-    decide it)."""
+    decide it). Beside it, what was read of the changed files (`Read`), where any was."""
     assert config.cache_dir is not None
     if listing is None:
-        return None
+        return None, None
     changed: list[Candidate] = []
     for c in candidates:
         listed = listing.files.get(c.display)
         if listed is None:
-            return None
+            return None, None
         if listed.stamp != c.stamp:
             changed.append(c)
             if len(changed) > MAX_CHANGED:
-                return None
-    outcome = stamps.load(config, listing.outcome_key)
-    if outcome is None:
-        return None
+                return None, None
     profile = profile_named(listing.profile)
     prefilter = Prefilter(profile)
     read = LoadedTree()
+    found = Read(profile.name, prefilter, {})
     names = set(listing.registry)
     for c in changed:
         before = listing.files[c.display]
         count = len(read.files)
-        load_file(c, read, prefilter, None, config.max_file_bytes)
+        # `known` given (empty): the digest of the bytes is kept, as the scan's reading does.
+        load_file(c, read, prefilter, {}, config.max_file_bytes)
         if read.errors:
-            return None
+            return None, found
         if len(read.files) > count:
             source = read.files[-1]
+            found.files[c.display] = (c.stamp, source)
             code = _code(source.code_digest(), file_contribution(source, profile, names))
             if before.kind != READ or before.code != code:
-                return None
+                return None, found
         elif before.kind == READ:
-            return None  # rejected now: the tree's keys lose it
+            return None, found  # rejected now: the tree's keys lose it
         # A rejected file may gain or lose the marker: its comments are read again.
-    return Unchanged(outcome, tuple(changed), read, listing)
+    outcome = stamps.load(config, listing.outcome_key)
+    if outcome is None:
+        return None, found
+    return Unchanged(outcome, tuple(changed), read, listing), None
 
 
 def store_again(config: Config, key: str, found: Unchanged, outcome_key: str) -> None:
