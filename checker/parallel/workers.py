@@ -18,6 +18,7 @@ libcst meanwhile (`analysis_helper`)."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import pickle
@@ -30,11 +31,21 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from idxcheck.check.part import FilePart, TreeFacts
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.parts import analysed_part, stored_part
+from idxcheck.incremental.stored import loads
 from idxcheck.model.config import MAX_FILE_BYTES
 from idxcheck.model.progress import Event, Progress, Step, emit
-from idxcheck.source.files import Block, SourceError, SourceFile, parse_ahead, texts_left_out
+from idxcheck.model.stable import digest
+from idxcheck.source.files import (
+    Block,
+    SourceError,
+    SourceFile,
+    data_digest,
+    parse_ahead,
+    texts_left_out,
+)
 from idxcheck.source.index import ClassIndex
 from idxcheck.source.lazy_import import is_loaded, lazy_module, load_now
+from idxcheck.source.modules import CONSTANT_READINGS, read_constants_ahead
 from idxcheck.sym.node import keep_interned_nodes
 
 if TYPE_CHECKING:
@@ -564,6 +575,8 @@ class _Helper:
                 os._exit(status)
         os.close(to_child)
         os.close(from_child)
+        self._ahead = tuple(ahead)
+        self._directory = directory
         self._send: int | None = send
         self._receive: int | None = receive
 
@@ -601,7 +614,9 @@ class _Helper:
     def hint(self, wanted: Sequence[Wanted]) -> None:
         """Classes for the helper to parse ahead. The message is small (a file name and two
         line numbers a class): the pipe takes it whole, so this never waits for the helper,
-        which reads it once it has parsed what it is parsing."""
+        which reads it once it has parsed what it is parsing. A pre-commit run keeps it in
+        the cache, for the next run's helper to parse ahead before the hint comes
+        (`_stored_hints`): written while the helper analyses."""
         if self._send is None:
             return
         wanted = list(wanted)
@@ -613,6 +628,8 @@ class _Helper:
             _write_message(self._send, data)
         except OSError:
             pass  # the helper is gone: `analyse` finds out
+        if self._ahead and self._directory is not None:
+            _MEANWHILE.append(functools.partial(_store_hints, self._directory, self._ahead, wanted))
 
     def close(self) -> None:
         """Stop the helper and wait for it. It is killed: handed nothing, it is only loading
@@ -648,6 +665,11 @@ def _helper_main(
     parser = _AheadParser(to_child)
     with parses_from(cache):
         parser.parse([(path, None) for path in ahead])
+        parser.read_ahead(ahead)
+        if cache is not None and ahead:
+            # What the last run of the same files was hinted (`hint_helper`), before this
+            # run's hint comes with the files to analyse.
+            parser.parse(_stored_hints(cache, ahead))
         while True:
             data = _read_message(to_child)
             if not data:
@@ -657,6 +679,7 @@ def _helper_main(
                 break
             parser.parse(value)
     sources, facts, todo, handed = value
+    parser.lend(sources)
     if handed != directory:
         if cache is not None:
             cache.close()
@@ -706,6 +729,30 @@ class _AheadParser:
                     return  # a message is here: the files to analyse come first
                 parse_ahead(source.parse_text(block))
 
+    def read_ahead(self, paths: Sequence[str]) -> None:
+        """The readings of the files at `paths` that every worker of theirs asks for
+        (`source.modules.read_constants_ahead`), until a message arrives: each analysing
+        process would otherwise read them of the same text (CPython's parse of the whole
+        file; a base class's file is read by its subclasses' workers too). `lend` hands them
+        to the scan's files."""
+        import select
+
+        for path in paths:
+            source = self._file(path)
+            if source is None:
+                continue
+            if select.select([self._channel], [], [], 0)[0]:
+                return
+            read_constants_ahead(source)
+
+    def lend(self, sources: Sequence[SourceFile]) -> None:
+        """The readings made here (`read_ahead`), and the texts read, to the scan's files of
+        the same bytes: workers forked from here then neither read them nor the text again."""
+        for source in sources:
+            own = self._files.get(source.path)
+            if own is not None:
+                source.borrow(own, CONSTANT_READINGS)
+
     def _file(self, path: str) -> SourceFile | None:
         if path not in self._files:
             try:
@@ -713,7 +760,10 @@ class _AheadParser:
                     data = handle.read(MAX_FILE_BYTES + 1)
                 # A larger file is the scan's error to report: not parsed ahead.
                 too_large = len(data) > MAX_FILE_BYTES
-                self._files[path] = None if too_large else SourceFile.from_bytes(path, data)
+                found = None if too_large else SourceFile.from_bytes(path, data)
+                if found is not None:
+                    found.data_digest = data_digest(data)  # what `lend` compares
+                self._files[path] = found
             except (OSError, SourceError):
                 self._files[path] = None
         return self._files[path]
@@ -734,6 +784,32 @@ def hint_helper(sources: Sequence[SourceFile], facts: TreeFacts) -> None:
             size[key] = block.end_line - block.start_line
     order = sorted(demand, key=lambda k: (-demand[k], -size[k], k))
     _HELPER.hint([(path, (first, last)) for path, first, last in order])
+
+
+def _hints_key(cache: Cache, ahead: Sequence[str]) -> str:
+    """Where the hint of a pre-commit run of the files `ahead` is kept: by the versions, the
+    working folder (the paths are as given) and the files."""
+    return digest("helper-hints", cache.versions(), os.getcwd(), *ahead)
+
+
+def _stored_hints(cache: Cache, ahead: Sequence[str]) -> list[Wanted]:
+    """The hint the last pre-commit run of the files `ahead` gave its helper (`_store_hints`):
+    the same classes, unless the edit moved them (a class whose lines changed is not parsed
+    ahead; one whose text changed is parsed anew where it is used)."""
+    stored = cache.get_blob(_hints_key(cache, ahead))
+    found = loads(stored, list[tuple[str, tuple[int, int] | None]]) if stored else None
+    return found or []
+
+
+def _store_hints(directory: str, ahead: Sequence[str], wanted: list[Wanted]) -> None:
+    cache = Cache(Path(directory), solver_version())
+    try:
+        key = _hints_key(cache, ahead)
+        data = pickle.dumps(wanted, pickle.HIGHEST_PROTOCOL)
+        if cache.get_blob(key) != data:
+            cache.put_blob(key, data)
+    finally:
+        cache.close()
 
 
 # A pipe's buffer holds 64 KiB on Linux (and at least 4 KiB, PIPE_BUF, on any POSIX system).

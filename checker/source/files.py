@@ -19,7 +19,7 @@ import sys
 import tokenize
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
@@ -854,6 +854,19 @@ class SourceFile:
             state["_lines"] = None
             state["_code_text"] = None
         return state
+
+    def borrow(self, other: SourceFile, readings: Iterable[str]) -> bool:
+        """Take from `other`, read from the same bytes (the same `data_digest`), the text
+        where this file's was left out of a pickle and those of `readings` that it made and
+        this file has not; False, taking nothing, where the bytes are not known the same."""
+        if self.data_digest is None or other.data_digest != self.data_digest:
+            return False
+        if self._text is None and other._text is not None:
+            self._text, self._lines = other._text, other._lines
+        for name in readings:
+            if name in other.readings and name not in self.readings:
+                self.readings[name] = other.readings[name]
+        return True
 
     @property
     def offsets(self) -> dict[Block, Offsets]:

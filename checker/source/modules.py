@@ -110,12 +110,27 @@ _CANDIDATE_LINE = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*(?::[^=\n]*)?=", re.MULTILI
 def module_constant(source: SourceFile, name: str) -> int | None:
     """`module_constants(source)[name]`, reading the file's constants only where `name` starts
     a line that assigns it."""
-    names = reading(
-        source, "constant-lines", lambda: frozenset(_CANDIDATE_LINE.findall(source.text))
-    )
-    if name not in names:
+    if name not in _constant_lines(source):
         return None
     return module_constants(source).get(name)
+
+
+def _constant_lines(source: SourceFile) -> frozenset[str]:
+    return reading(
+        source, "constant-lines", lambda: frozenset(_CANDIDATE_LINE.findall(source.text))
+    )
+
+
+# The readings `module_constant` makes: of the text alone (no profile's words in them).
+CONSTANT_READINGS = ("constant-lines", "constants")
+
+
+def read_constants_ahead(source: SourceFile) -> None:
+    """Make the readings `module_constant` asks for (CONSTANT_READINGS) before their use: a
+    pre-commit run's helper reads them of the focused files while it waits for the files to
+    analyse, once for every worker it then forks (`idxcheck.parallel.workers`)."""
+    _constant_lines(source)
+    module_constants(source)
 
 
 def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
