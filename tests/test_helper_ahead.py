@@ -101,7 +101,9 @@ def test_a_file_borrows_only_from_the_same_bytes() -> None:
     assert "imports" not in other.readings  # only the readings named
 
 
-def test_the_last_runs_hint_is_parsed_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_last_runs_hint_is_parsed_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A pre-commit run keeps its hint (`_store_hints`); the next run of the same files reads it
     back (`_stored_hints`) and parses those classes before its own hint comes. Another set of
     files, or an entry that does not load as a hint, gives none."""
