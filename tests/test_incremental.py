@@ -15,7 +15,7 @@ from idxcheck.app import api
 from idxcheck.check import pipeline
 from idxcheck.facts import constraints
 from idxcheck.facts import tree as tree_facts
-from idxcheck.incremental import stamps
+from idxcheck.incremental import by_code, stamps
 from idxcheck.incremental.cache import Cache, solver_version
 from idxcheck.incremental.keys import tree_keys
 from idxcheck.model.config import Config
@@ -221,6 +221,8 @@ def test_rejected_files_are_not_read_again_until_they_change(
         load(item, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(source_tree, "load_file", spy)
+    # The changed files are read where the listing by code is compared, and taken from there.
+    monkeypatch.setattr(by_code, "load_file", spy)
     backend = tree / "bugs" / "eagle_draft_extend_v2.py"
     # A change of code (one of a comment only is answered without reading the tree:
     # `tests/test_by_code.py`).

@@ -131,8 +131,13 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
 
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
+    keep_listing: Callable[[Profile, LoadedTree], None] | None = None
+    if listing_key is not None and stamp_key is not None and stamps.settled(candidates, started):
+        # Written while the files are analysed (`_read_and_scan_one`): the listing names the
+        # outcome by its key, and a listing whose outcome was not stored is a miss.
+        keep_listing = partial(_keep_listing, config, listing_key, stamp_key, candidates, listing)
     with analysis_helper(helped, (), config.cache_dir):
-        result, tree, profile = _read_and_scan(candidates, errors, config, progress, read)
+        result, tree, _ = _read_and_scan(candidates, errors, config, progress, read, keep_listing)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.
     texts, unmarked = _texts(tree)
@@ -144,11 +149,21 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     )
     if stamp_key is not None and stamps.settled(candidates, started):
         stamps.store(config, stamp_key, found)
-        if listing_key is not None and profile is not None:
-            from idxcheck.incremental import by_code
-
-            by_code.store(config, listing_key, stamp_key, profile, tree, candidates, listing)
     return found
+
+
+def _keep_listing(
+    config: Config,
+    listing_key: str,
+    stamp_key: str,
+    candidates: Sequence[Candidate],
+    before: by_code.Listing | None,
+    profile: Profile,
+    tree: LoadedTree,
+) -> None:
+    from idxcheck.incremental import by_code
+
+    by_code.store(config, listing_key, stamp_key, profile, tree, candidates, before)
 
 
 def _profile_named(config: Config, name: str) -> Profile:
@@ -200,20 +215,24 @@ def _read_and_scan(
     config: Config,
     progress: Progress | None,
     read: by_code.Read | None = None,
+    keep_listing: Callable[[Profile, LoadedTree], None] | None = None,
 ) -> tuple[ScanResult, LoadedTree, Profile | None]:
     """The files that pass the prefilter read, and the tree scanned: each file with its own
     profile where the configuration names none (`app.selection`); with the profile where
     there is one (None where the files are of several). `read`: the changed files read
-    already (`by_code.unchanged`), taken where they were read with the same profile."""
+    already (`by_code.unchanged`), taken where they were read with the same profile.
+    `keep_listing`: stores the listing by code of a scan with one profile (`by_code.store`)."""
     from idxcheck.app.selection import AUTO, DEFAULT_PROFILE, by_profile, merge_results
     from idxcheck.source.tree import LoadedTree
 
     if config.profile != AUTO:
-        return _read_and_scan_one(candidates, errors, config, progress, read)
+        return _read_and_scan_one(candidates, errors, config, progress, read, keep_listing)
     groups = by_profile(candidates, lambda c: c.path) or {DEFAULT_PROFILE: []}
     if len(groups) == 1:
         name = next(iter(groups))
-        return _read_and_scan_one(candidates, errors, replace(config, profile=name), progress, read)
+        return _read_and_scan_one(
+            candidates, errors, replace(config, profile=name), progress, read, keep_listing
+        )
     results: list[ScanResult] = []
     merged = LoadedTree()
     for index, (name, group) in enumerate(groups.items()):
@@ -238,9 +257,10 @@ def _read_and_scan_one(
     config: Config,
     progress: Progress | None,
     read: by_code.Read | None = None,
+    keep_listing: Callable[[Profile, LoadedTree], None] | None = None,
 ) -> tuple[ScanResult, LoadedTree, Profile]:
     """The files that pass the prefilter read, and the tree scanned with one profile (which
-    is returned with them); `read` as for `_read_and_scan`."""
+    is returned with them); `read` and `keep_listing` as for `_read_and_scan`."""
     from idxcheck.app.run import run_tree
     from idxcheck.app.selection import profile_for
     from idxcheck.incremental.located import load_located, store_located
@@ -301,10 +321,13 @@ def _read_and_scan_one(
 
     # Written once the tree facts have made their readings of the files, while the helper
     # analyses (else after the analysis).
-    with meanwhile(
+    later_writes = [
         lambda: _remember_rejected(read_paths, tree, config, rejected, reading_started),
         lambda: store_located(config, tree.files, known or {}),
-    ):
+    ]
+    if keep_listing is not None:
+        later_writes.append(partial(keep_listing, profile, tree))
+    with meanwhile(*later_writes):
         return run_tree(tree, config, profile, progress=progress), tree, profile
 
 
