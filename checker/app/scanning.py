@@ -129,13 +129,15 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
             return found
     from idxcheck.parallel.workers import analysis_helper
 
-    # Forked now where it is not yet (a scan of the whole tree with the cache, after the
-    # stamps showed a change), it loads libcst while this process reads the tree.
     keep_listing: Callable[[Profile, LoadedTree], None] | None = None
     if listing_key is not None and stamp_key is not None and stamps.settled(candidates, started):
         # Written while the files are analysed (`_read_and_scan_one`): the listing names the
         # outcome by its key, and a listing whose outcome was not stored is a miss.
-        keep_listing = partial(_keep_listing, config, listing_key, stamp_key, candidates, listing)
+        keep_listing = partial(
+            by_code.store, config, listing_key, stamp_key, candidates=candidates, before=listing
+        )
+    # Forked now where it is not yet (a scan of the whole tree with the cache, after the
+    # stamps showed a change), it loads libcst while this process reads the tree.
     with analysis_helper(helped, (), config.cache_dir):
         result, tree, _ = _read_and_scan(candidates, errors, config, progress, read, keep_listing)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
@@ -150,20 +152,6 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
     if stamp_key is not None and stamps.settled(candidates, started):
         stamps.store(config, stamp_key, found)
     return found
-
-
-def _keep_listing(
-    config: Config,
-    listing_key: str,
-    stamp_key: str,
-    candidates: Sequence[Candidate],
-    before: by_code.Listing | None,
-    profile: Profile,
-    tree: LoadedTree,
-) -> None:
-    from idxcheck.incremental import by_code
-
-    by_code.store(config, listing_key, stamp_key, profile, tree, candidates, before)
 
 
 def _profile_named(config: Config, name: str) -> Profile:
