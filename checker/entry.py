@@ -22,6 +22,10 @@ def entry() -> NoReturn:
         # The report is written and flushed: nothing else of this process must outlive it.
         os._exit(status)
     memo.arm(argv)
+    from idxcheck.parallel import early
+
+    if early.wanted(argv):
+        early.fork_helper()  # loads beside the command line's import
     from idxcheck.cli import entry as command
 
     command()

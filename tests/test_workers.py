@@ -368,9 +368,9 @@ def test_z3_is_loaded_before_the_forks_only_for_many_tasks_a_worker(files: int) 
 
 
 HELPER_PROBE = """
-import json, os, sys
+import json, os, sys, time
 from dataclasses import replace
-from idxcheck.parallel import workers
+from idxcheck.parallel import early, workers
 from idxcheck.app.api import scan
 from idxcheck.model.config import Config
 from idxcheck.report.json_format import to_dict
@@ -384,8 +384,13 @@ def analyse(self, *args):
     handed.append(parts is not None)
     return parts
 workers._Helper.analyse = analyse
-if sys.argv[2] == "dies":
+if sys.argv[2] in ("dies", "early-dies"):
     workers._helper_main = lambda *pipes: os._exit(3)
+forked = []
+if sys.argv[2].startswith("early"):
+    # As the entry does (`idxcheck.entry`), before anything of the scan is loaded.
+    early.fork_helper()
+    forked.append(early._FORKED[0])
 edited = {}
 if sys.argv[2] == "changed":
     # Every file is edited on disk after this process read it, before its helper reads again
@@ -401,24 +406,41 @@ if sys.argv[2] == "changed":
                     handle.write(edited[full] + "# edited\\n")
         return analyse(self, *args)
     workers._Helper.analyse = analyse_edited
-focus = tuple(sys.argv[3:4]) if sys.argv[2] == "focused" else None
-outcome = scan(sys.argv[4:], replace(Config(), cache_dir=sys.argv[1], focus=focus))
+focus = tuple(sys.argv[3:4]) if sys.argv[2] in ("focused", "early", "early-dies") else None
+jobs = 1 if sys.argv[2] == "early-unused" else 0
+outcome = scan(sys.argv[4:], replace(Config(), cache_dir=sys.argv[1], focus=focus, jobs=jobs))
 doc = to_dict(outcome.result)
 doc["stats"].pop("seconds")
 for full, text in edited.items():
     with open(full, "w") as handle:
         handle.write(text)
-reaped = []
-for pid in helpers:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        reaped.append(pid)
-print(json.dumps({"handed": handed, "reaped": len(reaped) == len(helpers), "doc": doc}))
+# Each helper was stopped: killed, its end not waited for (`workers._reap`), so it ends now.
+ended = []
+for pid in sorted(set(helpers + forked)):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+        except ChildProcessError:  # reaped already
+            break
+        time.sleep(0.01)
+    else:
+        continue
+    ended.append(pid)
+print(json.dumps({
+    "handed": handed,
+    "ended": ended == sorted(set(helpers + forked)),
+    "early_used": bool(forked) and helpers == forked,
+    "left": early._FORKED is not None,
+    "doc": doc,
+}))
 """
 
 
-@pytest.mark.parametrize("helper", ["lives", "dies", "focused", "changed"])
+@pytest.mark.parametrize(
+    "helper", ["lives", "dies", "focused", "changed", "early", "early-dies", "early-unused"]
+)
 def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     tmp_path: Path, helper: str
 ) -> None:
@@ -427,7 +449,9 @@ def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     and where the helper dies the scan analyses them itself. Focused on a file (a pre-commit
     run), the helper parses its classes ahead. The files' texts are left out of what the
     helper is handed: where the files changed on disk since the scan read them, the helper
-    gives up and the scan analyses the texts it read. The helper is reaped."""
+    gives up and the scan analyses the texts it read. A helper forked by the entry before
+    the scan (`parallel.early`) is the one used, or stopped where the scan uses none (one
+    job). Every helper ends."""
     import shutil
     import subprocess
     import sys
@@ -448,9 +472,12 @@ def test_a_helper_loads_libcst_meanwhile_and_its_parts_are_those_analysed_here(
     )
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)
-    assert probe["handed"] == [helper not in ("dies", "changed")]
-    assert probe["reaped"]
-    if helper == "focused":
+    used = helper not in ("early-unused",)
+    assert probe["handed"] == ([helper not in ("dies", "changed", "early-dies")] if used else [])
+    assert probe["ended"]
+    assert probe["early_used"] is (helper in ("early", "early-dies"))
+    assert not probe["left"]
+    if helper in ("focused", "early", "early-dies"):
         config = replace(Config(), jobs=1, focus=(focus,))
         here = to_dict(scan(paths, config))
         here["stats"].pop("seconds")  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ from idxcheck.model.config import MAX_FILE_BYTES, Config
 from idxcheck.model.findings import FileError, ScanResult
 from idxcheck.model.outcome import Scanned
 from idxcheck.model.progress import Event, Progress, Step, emit
+from idxcheck.parallel import early
 from idxcheck.source.discover import Candidate, DiscoveryError, discover
 from idxcheck.source.pathmatch import path_matches, relative_posix
 
@@ -65,6 +66,13 @@ def scanned(
 ) -> Scanned:
     """The scan of `paths` before the reporting policy: from the warm path's stamps when no
     file changed, else read and analysed."""
+    try:
+        return _scanned(paths, config, progress)
+    finally:
+        early.discard()  # the entry's helper, where this scan did not take it
+
+
+def _scanned(paths: Sequence[str], config: Config | None, progress: Progress | None) -> Scanned:
     config = config or Config()
     started = time.perf_counter()
     if config.cache_dir is not None:
@@ -73,11 +81,12 @@ def scanned(
     # reads them elsewhere (`Config.shown_as`).
     helped = config.cache_dir is not None and config.jobs != 1 and config.shown_as is None
     if helped and config.focus is not None:
-        # A pre-commit run: the helper (`workers.analysis_helper`) is forked before the walk,
-        # for the time it needs to load libcst and parse the focused files' classes ahead.
+        # A pre-commit run: the helper (`workers.analysis_helper`) is the one the entry forked
+        # (`parallel.early`), else forked now, before the walk, for the time it needs to load
+        # libcst and parse the focused files' classes ahead.
         from idxcheck.parallel.workers import analysis_helper
 
-        with analysis_helper(True, config.focus, config.cache_dir):
+        with analysis_helper(True, config.focus, config.cache_dir, early.take):
             found = _scan(paths, config, progress, helped)
     else:
         found = _scan(paths, config, progress, helped)
@@ -138,7 +147,7 @@ def _scan(paths: Sequence[str], config: Config, progress: Progress | None, helpe
         )
     # Forked now where it is not yet (a scan of the whole tree with the cache, after the
     # stamps showed a change), it loads libcst while this process reads the tree.
-    with analysis_helper(helped, (), config.cache_dir):
+    with analysis_helper(helped, (), config.cache_dir, early.take):
         result, tree, _ = _read_and_scan(candidates, errors, config, progress, read, keep_listing)
     # Every candidate's bytes were read once, by `load_file`: the files that can hold a
     # suppression comment are the parsed ones and those it noted as marked.

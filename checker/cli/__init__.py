@@ -9,15 +9,11 @@ from typing import NoReturn, TextIO
 
 from idxcheck.cli import cache, confirm, rules, scan, symbols  # noqa: F401  (each registers its command)
 from idxcheck.cli.main import closed, main
+from idxcheck.parallel.early import COMMAND_GC_THRESHOLD
 
 __all__ = ["COMMAND_GC_THRESHOLD", "entry", "main"]
 
 
-# The command's process collects cycles rarely, as its workers do
-# (`idxcheck.parallel.workers.WORKER_GC_THRESHOLD`): what a scan allocates lives until its end
-# (files, blocks, tree facts), so a collection of the young generation finds little to free
-# (bench/RESULTS.md, "Measurements that stood in code comments").
-COMMAND_GC_THRESHOLD = (500_000, 1_000, 1_000)
 # Modules whose exit handlers must run: the runtime companion's (CUDA and Triton state).
 _NEEDS_TEARDOWN = ("torch", "triton")
 

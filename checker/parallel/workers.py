@@ -223,9 +223,12 @@ def _analyse(
     todo: Sequence[int],
     loaded: Sequence[SourceFile] = (),
     tracker: Tracker | None = None,
+    collected: Callable[[dict[int, FilePart]], None] | None = None,
 ) -> dict[int, FilePart]:
     """The parts of `todo`'s sources, analysed here or in workers forked from here; `tracker`
-    told as each file is done and each obligation decided (by workers, through a pipe)."""
+    told as each file is done and each obligation decided (by workers, through a pipe).
+    `collected` is handed the workers' parts as soon as the last one has come, before this
+    waits for the workers to exit."""
     parts: dict[int, FilePart] = {}
     jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
     tasks: list[tuple[int, ...]] = []
@@ -286,6 +289,8 @@ def _analyse(
                     parts.update(done)
             else:
                 _collect(results, parts, ticks, tracker)
+            if collected is not None:
+                collected(parts)  # before the workers' exits are waited for
             pool.close()
             pool.join()
     finally:
@@ -549,6 +554,11 @@ def _cpus() -> int:
     return os.cpu_count() or 1
 
 
+# A helper forked already (`idxcheck.parallel.early`): its process id, the end of the pipe to
+# it and the end of the pipe from it.
+Forked = tuple[int, int, int]
+
+
 class _Helper:
     """A process forked as a scan with the cache starts, that loads libcst while this one
     reads the tree and its facts (from the cache, without libcst). The files to analyse are
@@ -560,21 +570,32 @@ class _Helper:
     texts it read. A scan that loaded libcst itself (it read a runner's widths) analyses here.
     What the helper saves: bench/RESULTS.md, "What each change did"."""
 
-    def __init__(self, ahead: Sequence[str] = (), directory: str | None = None) -> None:
-        to_child, send = os.pipe()
-        receive, from_child = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the helper: it never returns into the scan's code
-            status = 1
+    def __init__(
+        self, ahead: Sequence[str] = (), directory: str | None = None, forked: Forked | None = None
+    ) -> None:
+        if forked is not None:
+            # Forked by the entry (`idxcheck.parallel.early`), loading already: told its task.
+            self.pid, send, receive = forked
             try:
-                os.close(send)
-                os.close(receive)
-                _helper_main(to_child, from_child, ahead, directory)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(to_child)
-        os.close(from_child)
+                _write_message(send, pickle.dumps(("ahead", (tuple(ahead), directory))))
+            except OSError:
+                pass  # it died loading: `analyse` finds out, and the scan analyses itself
+        else:
+            to_child, send = os.pipe()
+            receive, from_child = os.pipe()
+            self.pid = os.fork()
+            if self.pid == 0:  # the helper: it never returns into the scan's code
+                status = 1
+                try:
+                    os.close(send)
+                    os.close(receive)
+                    _helper_load()
+                    _helper_main(to_child, from_child, ahead, directory)
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(to_child)
+            os.close(from_child)
         self._ahead = tuple(ahead)
         self._directory = directory
         self._send: int | None = send
@@ -632,10 +653,12 @@ class _Helper:
             _MEANWHILE.append(functools.partial(_store_hints, self._directory, self._ahead, wanted))
 
     def close(self) -> None:
-        """Stop the helper and wait for it. It is killed: handed nothing, it is only loading
-        libcst, parsing ahead (its writes to the cache are single SQLite transactions, which a
-        kill leaves whole or undone) or waiting, and after its reply it is only exiting; a scan
-        that falls back on its own analysis does not wait for the helper's."""
+        """Stop the helper. It is killed: handed nothing, it is only loading libcst, parsing
+        ahead (its writes to the cache are single SQLite transactions, which a kill leaves
+        whole or undone) or waiting, and after its reply it is only waiting for its workers to
+        exit (which end by themselves: each analyses one task, and one forked to replace it
+        stops at the end of the pipe of tasks); a scan that falls back on its own analysis
+        does not wait for the helper's. Its end is not waited for either (`_reap`)."""
         if self._send is not None and self._receive is not None:
             os.close(self._send)
             os.close(self._receive)
@@ -643,22 +666,55 @@ class _Helper:
         if self.pid:
             try:
                 os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
+                _UNREAPED.append(self.pid)
+            except ProcessLookupError:
                 pass  # reaped already (by a handler of the caller's)
             self.pid = 0
+        _reap()
+
+
+# Helpers killed and not yet reaped: the kill is not waited for (the end of a process that
+# holds a scan's memory takes milliseconds), each is reaped by a later `_reap`, at the latest
+# by the next helper's close; the command's own exit leaves them to the system.
+_UNREAPED: list[int] = []
+
+
+def _reap() -> None:
+    for pid in list(_UNREAPED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid  # reaped already (by a handler of the caller's)
+        if done:
+            _UNREAPED.remove(pid)
+
+
+def _helper_load() -> None:
+    """What the helper loads as it starts."""
+    keep_interned_nodes()  # this process analyses once, then exits
+    load_now(lazy_module("libcst"))
+    # The analysis too, while the scan reads the tree: the scan itself no longer loads it
+    # before forking this process (it needs it only for what the cache does not hold).
+    from idxcheck.check import analyse  # noqa: F401
+
+
+def early_helper_main(to_child: int, from_child: int) -> None:
+    """The helper forked by the entry (`idxcheck.parallel.early`): it loads, then waits for
+    its task (what `_Helper` sends it), or for the end of its pipe where the scan uses none."""
+    _helper_load()
+    data = _read_message(to_child)
+    if not data:
+        return
+    kind, value = pickle.loads(data)
+    if kind == "ahead":
+        ahead, directory = value
+        _helper_main(to_child, from_child, ahead, directory)
 
 
 def _helper_main(
     to_child: int, from_child: int, ahead: Sequence[str], directory: str | None
 ) -> None:
     from idxcheck.incremental.parse_store import parses_from
-
-    keep_interned_nodes()  # this process analyses once, then exits
-    load_now(lazy_module("libcst"))
-    # The analysis too, while the scan reads the tree: the scan itself no longer loads it
-    # before forking this process (it needs it only for what the cache does not hold).
-    from idxcheck.check import analyse  # noqa: F401
 
     # The classes parsed ahead are taken from the cache's syntax trees where it has them.
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
@@ -684,13 +740,27 @@ def _helper_main(
         if cache is not None:
             cache.close()
         cache = Cache(Path(handed), solver_version()) if handed is not None else None
+    replied = False
+
+    def reply_now(parts: dict[int, FilePart]) -> None:
+        # As soon as the workers' parts are in: the scan goes on while their exits are
+        # waited for here (a few milliseconds of a pre-commit run).
+        nonlocal replied
+        _write_message(from_child, pickle.dumps(("ok", parts), pickle.HIGHEST_PROTOCOL))
+        replied = True
+
     try:
-        reply: tuple[str, object] = ("ok", _analyse(sources, facts, cache, todo))
+        reply: tuple[str, object] = (
+            "ok",
+            _analyse(sources, facts, cache, todo, collected=reply_now),
+        )
     except Exception as exc:  # met again by the scan's own analysis
         reply = ("failed", f"{type(exc).__name__}: {exc}")
     finally:
         if cache is not None:
             cache.close()
+    if replied:
+        return
     _write_message(from_child, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
 
 
@@ -871,12 +941,16 @@ def _run_meanwhile() -> None:
 
 @contextmanager
 def analysis_helper(
-    enabled: bool, ahead: Sequence[str] = (), directory: str | None = None
+    enabled: bool,
+    ahead: Sequence[str] = (),
+    directory: str | None = None,
+    forked: Callable[[], Forked | None] = lambda: None,
 ) -> Iterator[None]:
     """Within, `analyse_parts` hands its files to a `_Helper`, where `enabled` (a scan with
     the cache, more than one job) and where one can pay off: with fork, two CPUs or more, and
     libcst not loaded yet. The helper parses the classes of the files `ahead` while it waits,
-    with the syntax trees kept in the cache at `directory`."""
+    with the syntax trees kept in the cache at `directory`. It is the one `forked` gives
+    where it gives one (`idxcheck.parallel.early.take`), else forked now."""
     global _HELPER
     if not enabled or _HELPER is not None or _cpus() < 2 or is_loaded("libcst"):
         yield
@@ -884,7 +958,7 @@ def analysis_helper(
     if not hasattr(os, "fork"):
         yield
         return
-    helper = _Helper(ahead, directory)
+    helper = _Helper(ahead, directory, forked())
     _HELPER = helper
     try:
         yield
