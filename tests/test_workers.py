@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -637,3 +638,45 @@ def test_a_file_read_from_disk_is_pickled_for_the_helper_without_its_text(tmp_pa
     with pytest.raises(TextChanged):
         assert changed.text is None  # raises first
     assert not issubclass(TextChanged, SourceError)  # never reported as the file's error
+
+
+def _fake_work(task: tuple[int, ...]) -> list[tuple[int, Any]]:
+    if -1 in task:
+        raise ValueError("no such file")
+    if -2 in task:
+        os._exit(9)  # a worker killed before it answered
+    if -3 in task:
+        time.sleep(60)  # a worker still at work when another fails
+    return [(index, ("part", index, os.getpid())) for index in task]
+
+
+@pytest.mark.parametrize("last_here", [False, True])
+def test_each_task_of_a_pre_commit_run_is_analysed_in_a_process_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, last_here: bool
+) -> None:
+    """Where there are no more tasks than workers, each is forked for its task without a pool
+    (`_fork_each`); in the helper, the last one is analysed there. Every part comes back."""
+    monkeypatch.setattr(workers, "_work", _fake_work)
+    tasks = [(0, 1), (2,), (3,)]
+    done = [part for result in workers._fork_each(tasks, last_here) for part in result]
+    assert [index for index, _ in done] == ([3, 0, 1, 2] if last_here else [0, 1, 2, 3])
+    pids = {part[2] for _, part in done}
+    assert len(pids) == 3
+    assert (os.getpid() in pids) is last_here
+
+
+@pytest.mark.parametrize("bad", [-1, -2])
+def test_a_worker_that_fails_or_dies_fails_the_analysis_as_a_pool_would(
+    monkeypatch: pytest.MonkeyPatch, bad: int
+) -> None:
+    monkeypatch.setattr(workers, "_work", _fake_work)
+    with pytest.raises(RuntimeError) as raised:
+        list(workers._fork_each([(0,), (bad,), (-3,)], last_here=False))
+    said = "ValueError: no such file" if bad == -1 else "ended without its parts"
+    assert said in str(raised.value)
+    # The workers are gone: the one not read yet was killed, and none is left to reap.
+    deadline = time.monotonic() + 10
+    while workers._UNREAPED and time.monotonic() < deadline:
+        workers._reap()
+        time.sleep(0.01)
+    assert not workers._UNREAPED

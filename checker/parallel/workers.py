@@ -104,6 +104,8 @@ _CACHE_DIR: str | None = None
 _CHECKER: Checker | None = None
 _BACKGROUND: Callable[[], object] | None = None
 _HELPER: _Helper | None = None
+# True in the helper process (`_helper_main`), which exits once it has answered.
+_IN_HELPER = False
 # The writing end of the pipe the workers tell their progress by (`_Ticks`), if any.
 _TICKS: int | None = None
 
@@ -261,8 +263,6 @@ def _analyse(
     ticks = _Ticks() if tracker is not None and tracker.progress is not None else None
     _TICKS = ticks.write_end if ticks is not None else None
     try:
-        import multiprocessing
-
         if len(tasks) > SOLVER_FIRST_TASKS * jobs:
             # Loaded once, before the forks: workers forked for later tasks would each load
             # it again. With few tasks (a pre-commit run), a worker loads z3 only if an
@@ -274,6 +274,14 @@ def _analyse(
         from idxcheck.check import analyse  # noqa: F401
 
         gc.freeze()  # what the parent holds is not collected (nor its pages copied) by workers
+        if ticks is None and len(tasks) <= jobs:
+            # A task a worker (a pre-commit run): each forked for its task, without a pool.
+            for done in _fork_each(tasks, last_here=_IN_HELPER):
+                parts.update(done)
+            if collected is not None:
+                collected(parts)
+            return parts
+        import multiprocessing
 
         with multiprocessing.get_context("fork").Pool(
             jobs, maxtasksperchild=TASKS_PER_WORKER
@@ -301,6 +309,59 @@ def _analyse(
                 ticks.tell(tracker)  # what the last workers wrote before they exited
             ticks.close()
     return parts
+
+
+def _fork_each(
+    tasks: Sequence[tuple[int, ...]], last_here: bool
+) -> Iterator[list[tuple[int, FilePart]]]:
+    """The parts of each task, analysed in a process forked for it (`_work`), as a pool of one
+    task a worker would, without the pool's import, threads and wait for its workers' exits
+    (bench/RESULTS.md, "The helper forked by the entry"); the last task analysed here where
+    `last_here` (in the helper, a process of its own that exits after). A worker that fails
+    or dies raises here, as the pool would; those not yet read are killed."""
+    children: list[tuple[int, int]] = []
+    try:
+        for task in tasks[:-1] if last_here else tasks:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: it never returns into the caller's code
+                status = 1
+                try:
+                    os.close(read_end)
+                    try:
+                        reply: tuple[str, object] = ("ok", _work(task))
+                    except Exception as exc:  # raised again where the parts are read
+                        reply = ("failed", f"{type(exc).__name__}: {exc}")
+                    _write_message(write_end, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(write_end)
+            children.append((pid, read_end))
+        if last_here:
+            yield _work(tasks[-1])
+        while children:
+            pid, read_end = children.pop(0)
+            try:
+                data = _read_message(read_end)
+            finally:
+                os.close(read_end)
+                _UNREAPED.append(pid)
+            if not data:
+                raise RuntimeError(f"the worker analysing files {tasks} ended without its parts")
+            status, value = pickle.loads(data)
+            if status != "ok":
+                raise RuntimeError(str(value))
+            yield cast(list[tuple[int, FilePart]], value)
+    finally:
+        for pid, read_end in children:
+            os.close(read_end)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            _UNREAPED.append(pid)
+        _reap()
 
 
 # How often the parent looks at the workers' ticks while it waits for their parts (seconds).
@@ -716,6 +777,8 @@ def _helper_main(
 ) -> None:
     from idxcheck.incremental.parse_store import parses_from
 
+    global _IN_HELPER
+    _IN_HELPER = True
     # The classes parsed ahead are taken from the cache's syntax trees where it has them.
     cache = Cache(Path(directory), solver_version()) if directory is not None else None
     parser = _AheadParser(to_child)
