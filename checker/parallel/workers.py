@@ -319,7 +319,7 @@ def _fork_each(
     (bench/RESULTS.md, "The helper forked by the entry"); the last task analysed here where
     `last_here` (in the helper, a process of its own that exits after). A worker that fails
     or dies raises here, as the pool would; those not yet read are killed."""
-    children: list[tuple[int, int]] = []
+    children: list[tuple[int, int, tuple[int, ...]]] = []
     try:
         for task in tasks[:-1] if last_here else tasks:
             read_end, write_end = os.pipe()
@@ -337,24 +337,24 @@ def _fork_each(
                 finally:
                     os._exit(status)
             os.close(write_end)
-            children.append((pid, read_end))
+            children.append((pid, read_end, task))
         if last_here:
             yield _work(tasks[-1])
         while children:
-            pid, read_end = children.pop(0)
+            pid, read_end, task = children.pop(0)
             try:
                 data = _read_message(read_end)
             finally:
                 os.close(read_end)
                 _UNREAPED.append(pid)
             if not data:
-                raise RuntimeError(f"the worker analysing files {tasks} ended without its parts")
+                raise RuntimeError(f"the worker of task {task} ended without its parts")
             status, value = pickle.loads(data)
             if status != "ok":
                 raise RuntimeError(str(value))
             yield cast(list[tuple[int, FilePart]], value)
     finally:
-        for pid, read_end in children:
+        for pid, read_end, _ in children:
             os.close(read_end)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -734,9 +734,10 @@ class _Helper:
         _reap()
 
 
-# Helpers killed and not yet reaped: the kill is not waited for (the end of a process that
-# holds a scan's memory takes milliseconds), each is reaped by a later `_reap`, at the latest
-# by the next helper's close; the command's own exit leaves them to the system.
+# Helpers and workers ended or killed and not yet reaped: their end is not waited for (the end
+# of a process that holds a scan's memory takes milliseconds); each is reaped by a later
+# `_reap` (a helper's close and `_fork_each` call it), and the command's own exit leaves them
+# to the system.
 _UNREAPED: list[int] = []
 
 
