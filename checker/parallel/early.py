@@ -2,15 +2,15 @@
 parsed (`idxcheck.entry`).
 
 A scan with the cache hands its files to a helper process that has loaded libcst and the
-analysis meanwhile (`workers.analysis_helper`). Forked as the scan starts, that helper was still
-loading when the scan had read the tree, and the scan's process was alone on the machine while
-it imported the command line: forked here, the helper loads beside that import, and has the
-time to prepare more of what the files' workers need (bench/RESULTS.md, "The helper forked by
-the entry"). It is told what the scan is for (`workers.analysis_helper`, the first message on
-its pipe), or killed where the scan uses no helper (`discard`); a process that exits without
-either leaves it reading the end of its pipe, which stops it.
+analysis meanwhile (`workers.analysis_helper`). Forked as the scan starts, the helper began
+loading only once the scan's process had imported the command line, alone on the machine:
+forked here, it loads beside that import (bench/RESULTS.md, "The helper forked by the entry",
+has what it gained). It is told what the scan is for (`workers.analysis_helper`, the first
+message on its pipe), or killed where the scan uses no helper (`discard`); a process that
+exits without either leaves it reading the end of its pipe, which stops it.
 
-Imported by the entry, before anything else of idxcheck: this module imports nothing of it."""
+Imported by the entry before anything else of idxcheck: it imports nothing of idxcheck as it
+loads (the helper, once forked, imports `workers`)."""
 
 from __future__ import annotations
 

@@ -229,8 +229,8 @@ def _analyse(
 ) -> dict[int, FilePart]:
     """The parts of `todo`'s sources, analysed here or in workers forked from here; `tracker`
     told as each file is done and each obligation decided (by workers, through a pipe).
-    `collected` is handed the workers' parts as soon as the last one has come, before this
-    waits for the workers to exit."""
+    `collected` is handed the workers' parts as soon as the last one has come, where a pool
+    then waits for its workers to exit."""
     parts: dict[int, FilePart] = {}
     jobs = jobs_for(facts.config.jobs, [sources[i] for i in todo], facts.classes)
     tasks: list[tuple[int, ...]] = []
@@ -278,9 +278,7 @@ def _analyse(
             # A task a worker (a pre-commit run): each forked for its task, without a pool.
             for done in _fork_each(tasks, last_here=_IN_HELPER):
                 parts.update(done)
-            if collected is not None:
-                collected(parts)
-            return parts
+            return parts  # no exit is waited for: `collected` is not needed
         import multiprocessing
 
         with multiprocessing.get_context("fork").Pool(
