@@ -258,7 +258,7 @@ class ClassReaders:
                 {EXT, *self.params.get((name, param.name.value), set())}
             )
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 env.names[star.name.value] = frozenset({EXT})
         self._block(fn.node.body, env, fn, name)
 
@@ -274,12 +274,12 @@ class ClassReaders:
 
     def _stmt(self, stmt: object, env: _Env, fn: FunctionSource, method: str) -> _Env:
         self.cur = env.modes
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 if env.alive:
                     env = self._small(small, env, fn, method)
             return env
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             # An `elif` chain is walked in a loop, not by recursion: CPython compiles chains
             # of thousands of branches.
             branches: list[_Env] = []
@@ -298,7 +298,7 @@ class ClassReaders:
                 orelse = test.orelse
                 test = None
                 if orelse is not None and other.alive:
-                    if isinstance(orelse, cst.If):
+                    if type(orelse) is cst.If:
                         test = orelse
                     else:
                         other = self._block(orelse.body, other, fn, method)
@@ -306,7 +306,7 @@ class ClassReaders:
                 other = _join(then, other)
             return other
         if isinstance(stmt, (cst.For, cst.While)):
-            if isinstance(stmt, cst.For):
+            if type(stmt) is cst.For:
                 items = self._expr(stmt.iter, env, fn, method)
                 element = self._elements_of(items)
             state = env.copy()
@@ -319,13 +319,13 @@ class ClassReaders:
             if stmt.orelse is not None:
                 state = self._block(stmt.orelse.body, state, fn, method)
             return _join(env, state)
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             for item in stmt.items:
                 self._expr(item.item, env, fn, method)
                 if item.asname is not None:
                     self._assign(item.asname.name, frozenset({EXT}), env, fn, method)
             return self._block(stmt.body, env, fn, method)
-        if isinstance(stmt, cst.Try):
+        if type(stmt) is cst.Try:
             start = env.copy()
             state = self._block(stmt.body, env, fn, method)
             merged = _join(start, state)
@@ -339,7 +339,7 @@ class ClassReaders:
             if stmt.finalbody is not None:
                 merged = self._block(stmt.finalbody.body, merged, fn, method)
             return merged
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             self._expr(stmt.subject, env, fn, method)
             merged = env.copy()
             for case in stmt.cases:
@@ -354,21 +354,21 @@ class ClassReaders:
 
     def _small(self, small: object, env: _Env, fn: FunctionSource, method: str) -> _Env:
         self.cur = env.modes
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             value = self._expr(small.value, env, fn, method)
             for target in small.targets:
                 self._assign(target.target, value, env, fn, method)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 value = self._expr(small.value, env, fn, method)
                 self._assign(small.target, value, env, fn, method)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             self._expr(small.target, env, fn, method)
             value = self._expr(small.value, env, fn, method)
             self._escape(value, "used in arithmetic", fn, small)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self._expr(small.value, env, fn, method)
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             if small.value is not None:
                 value = self._expr(small.value, env, fn, method)
                 if method in self.shadowed or (
@@ -380,15 +380,15 @@ class ClassReaders:
                         value, f"returned by `{method}`, which is called from outside", fn, small
                     )
             env.alive = False
-        elif isinstance(small, cst.Assert):
+        elif type(small) is cst.Assert:
             self._expr(small.test, env, fn, method)
             if small.msg is not None:
                 self._expr(small.msg, env, fn, method)
-        elif isinstance(small, cst.Raise):
+        elif type(small) is cst.Raise:
             if small.exc is not None:
                 self._escape(self._expr(small.exc, env, fn, method), "raised", fn, small)
             env.alive = False
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             pass
         elif isinstance(small, (cst.Pass, cst.Break, cst.Continue, cst.Import, cst.ImportFrom)):
             pass
@@ -399,16 +399,16 @@ class ClassReaders:
     def _assign(
         self, target: object, value: Pts, env: _Env, fn: FunctionSource, method: str
     ) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             env.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             parts = self._elements_of(value)
             for element in target.elements:
                 inner = element.value
-                if isinstance(inner, cst.StarredElement):
+                if type(inner) is cst.StarredElement:
                     inner = inner.value
                 self._assign(inner, parts, env, fn, method)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             receiver = self._expr(target.value, env, fn, method)
             attr = target.attr.value
             self._store(fn, target, attr, receiver)
@@ -423,7 +423,7 @@ class ClassReaders:
                     self._add(self.fields, (obj, attr), value)
                 elif obj is EXT or obj.kind == "box":
                     self._escape(value, "stored on an object from outside the class", fn, target)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             receiver = self._expr(target.value, env, fn, method)
             for index in target.slice:
                 self._slice(index, env, fn, method)
@@ -432,7 +432,7 @@ class ClassReaders:
                     self._add(self.elements, obj, value)
                 elif obj is not SELF:
                     self._escape(value, "stored in a container from outside the class", fn, target)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._assign(target.value, value, env, fn, method)
         else:
             self._escape(value, "assigned to a target idxcheck does not follow", fn, target)
@@ -445,9 +445,9 @@ class ClassReaders:
 
     def _slice(self, element: object, env: _Env, fn: FunctionSource, method: str) -> None:
         inner = getattr(element, "slice", None)
-        if isinstance(inner, cst.Index):
+        if type(inner) is cst.Index:
             self._expr(inner.value, env, fn, method)
-        elif isinstance(inner, cst.Slice):
+        elif type(inner) is cst.Slice:
             for part in (inner.lower, inner.upper, inner.step):
                 if part is not None:
                     self._expr(part, env, fn, method)
@@ -476,11 +476,11 @@ class ClassReaders:
     # One branch per kind of expression node, each a few lines: a dispatch kept in one place
     # so that a kind left out is seen beside the others (hence its length).
     def _expr(self, node: object, env: _Env, fn: FunctionSource, method: str) -> Pts:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value in env.names:
                 return env.names[node.value]
             return frozenset({EXT})
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             receiver = self._expr(node.value, env, fn, method)
             attr = node.attr.value
             out: set[_Obj] = set()
@@ -498,7 +498,7 @@ class ClassReaders:
                     is_mode = self.ctx.profile.forward_batch_attrs.get(attr) == "mode"
                     out.add(MODE if is_mode else EXT)
             return frozenset(out)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             receiver = self._expr(node.value, env, fn, method)
             for index in node.slice:
                 self._slice(index, env, fn, method)
@@ -511,14 +511,14 @@ class ClassReaders:
                 elif obj.kind == "alloc":
                     self._escape(frozenset({obj}), "subscripted", fn, node)
             return frozenset(out)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._call(node, env, fn, method)
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             return self._expr(node.left, env, fn, method) | self._expr(node.right, env, fn, method)
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             self._expr(node.test, env, fn, method)
             return self._expr(node.body, env, fn, method) | self._expr(node.orelse, env, fn, method)
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             self._expr(node.left, env, fn, method)
             for target in node.comparisons:
                 self._expr(target.comparator, env, fn, method)
@@ -527,7 +527,7 @@ class ClassReaders:
             for side in (node.left, node.right):
                 self._escape(self._expr(side, env, fn, method), "used in arithmetic", fn, node)
             return NONE
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             self._expr(node.expression, env, fn, method)
             return NONE
         if isinstance(node, (cst.Tuple, cst.List, cst.Set, cst.Dict)):
@@ -535,7 +535,7 @@ class ClassReaders:
             if box is None:
                 box = self.boxes[id(node)] = _Obj("box", "", node, fn)
             for item in node.elements:
-                if isinstance(item, cst.DictElement):
+                if type(item) is cst.DictElement:
                     self._expr(item.key, env, fn, method)
                     self._add(self.elements, box, self._expr(item.value, env, fn, method))
                 elif isinstance(item, (cst.StarredDictElement, cst.StarredElement)):
@@ -544,7 +544,7 @@ class ClassReaders:
                 else:
                     self._add(self.elements, box, self._expr(item.value, env, fn, method))
             return frozenset({box})
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             value = self._expr(node.value, env, fn, method)
             self._assign(node.target, value, env, fn, method)
             return value
@@ -553,9 +553,9 @@ class ClassReaders:
             (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString),
         ):
             return NONE
-        if isinstance(node, cst.Await):
+        if type(node) is cst.Await:
             return self._expr(node.expression, env, fn, method)
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             # Its body reads what it names when it is called: read here, its parameters from
             # outside.
             inner = env.copy()
@@ -566,7 +566,7 @@ class ClassReaders:
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             inner = env.copy()
             clause: object = node.for_in
-            while isinstance(clause, cst.CompFor):
+            while type(clause) is cst.CompFor:
                 items = self._expr(clause.iter, inner, fn, method)
                 self._assign(clause.target, self._elements_of(items), inner, fn, method)
                 for cond in clause.ifs:
@@ -591,13 +591,13 @@ class ClassReaders:
         be false: tests of the forward mode (its predicates, `==`, `in`) narrow them; any
         other condition may be either."""
         modes = env.modes
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
             true, false = self._cond(node.expression, env, fn, method)
             return false, true
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             lt, lf = self._cond(node.left, env, fn, method)
             rt, rf = self._cond(node.right, env, fn, method)
-            if isinstance(node.operator, cst.And):
+            if type(node.operator) is cst.And:
                 return lt & rt, lf | (lt & rf)
             return lt | (lf & rt), lf & rf
         members = self._mode_test(node, env, fn, method)
@@ -610,7 +610,7 @@ class ClassReaders:
     ) -> frozenset[str] | None:
         """The modes in which a test of the forward mode holds, None if it is no such test
         (or one whose answer depends on more than the mode)."""
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
             if self._expr(node.func.value, env, fn, method) != frozenset({MODE}):
                 return None
             args: list[Formula] = []
@@ -634,7 +634,7 @@ class ClassReaders:
                 elif value != FALSE:
                     return None
             return frozenset(holds)
-        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        if type(node) is cst.Comparison and len(node.comparisons) == 1:
             target = node.comparisons[0]
             operator = target.operator
             if self._expr(node.left, env, fn, method) != frozenset({MODE}):
@@ -651,7 +651,7 @@ class ClassReaders:
     def _members(self, node: object) -> frozenset[str] | None:
         """`ForwardMode.X`, or a tuple, list or set of them: their names."""
         enum = self.ctx.modes.enum_name
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             if node.value.value == enum and node.attr.value in self.all_modes:
                 return frozenset({node.attr.value})
             return None
@@ -674,14 +674,14 @@ class ClassReaders:
         # A method of the class or of a scanned base: the arguments are its parameters.
         callee: FunctionSource | None = None
         callee_name = ""
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
             if func.value.value == "self" and "self" in env.names:
                 callee_name = func.attr.value
                 callee = self.methods.get(callee_name)
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Call)
-            and isinstance(func.value.func, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Call
+            and type(func.value.func) is cst.Name
             and func.value.func.value == "super"
         ):
             callee_name = func.attr.value
@@ -717,7 +717,7 @@ class ClassReaders:
             for arg, objs in args:
                 self._escape(objs, f"handed to `self.{callee_name}`", fn, arg)
             return frozenset({EXT})
-        name = func.value if isinstance(func, cst.Name) else ""
+        name = func.value if type(func) is cst.Name else ""
         if name == "getattr" and args:
             return self._getattr(node, args, fn)
         if name in ("hasattr",) or name in _INERT_CALLS:
@@ -733,7 +733,7 @@ class ClassReaders:
         if name and self.ctx.dataclass_fields(name) is not None and name not in env.names:
             return self._construct(node, name, args, fn)
         receiver = NONE
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             receiver = self._expr(func.value, env, fn, method)
             for obj in receiver:
                 if obj.kind == "alloc":
@@ -942,7 +942,7 @@ class ClassReaders:
             return None
         if site.call is not None:
             call = site.call
-            assert isinstance(call, cst.Call)
+            assert type(call) is cst.Call
             return Consumer(
                 "call",
                 f"handed to `{_callee_text(site.fn, call)}({site.attr + '=' if site.attr else ''}...)`",
@@ -1044,9 +1044,9 @@ class ClassReaders:
         child = node
         parent = parents.get(id(child))
         span = fn.loc(node).span  # type: ignore[arg-type]
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             call = parents.get(id(parent))
-            if isinstance(call, cst.Call):
+            if type(call) is cst.Call:
                 if parent.keyword is not None:
                     shown = f"{parent.keyword.value}=..."
                 else:
@@ -1060,9 +1060,9 @@ class ClassReaders:
                 )
         if (
             depth < 2
-            and isinstance(parent, cst.Assign)
+            and type(parent) is cst.Assign
             and len(parent.targets) == 1
-            and isinstance(parent.targets[0].target, cst.Name)
+            and type(parent.targets[0].target) is cst.Name
         ):
             local = parent.targets[0].target.value
             for use in _name_uses(fn.node.body, local):
@@ -1086,13 +1086,13 @@ class ClassReaders:
 
 
 def _bool_constant(node: object) -> bool | None:
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return node.value == "True"
     return None
 
 
 def _constant(node: object) -> str | None:
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         text = node.value
         if (
             len(text) >= 2
@@ -1108,7 +1108,7 @@ def _lambda_params(node: cst.Lambda) -> list[str]:
     params = node.params
     names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             names.append(star.name.value)
     return names
 
@@ -1117,7 +1117,7 @@ def _names_in(node: object) -> Iterator[str]:
     pending: list[object] = [node]
     while pending:
         item = pending.pop()
-        if isinstance(item, cst.Name):
+        if type(item) is cst.Name:
             yield item.value
         pending.extend(getattr(item, "children", ()))
 
@@ -1126,25 +1126,25 @@ def _name_uses(body: object, name: str) -> Iterator[object]:
     pending: list[object] = [body]
     while pending:
         item = pending.pop(0)
-        if isinstance(item, cst.Name) and item.value == name:
+        if type(item) is cst.Name and item.value == name:
             yield item
         pending.extend(getattr(item, "children", ()))
 
 
 def _callee_name(call: cst.Call) -> str:
     func = call.func
-    while isinstance(func, cst.Subscript):  # a Triton launch: `kernel[grid](...)`
+    while type(func) is cst.Subscript:  # a Triton launch: `kernel[grid](...)`
         func = func.value
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
     return ""
 
 
 def _callee_text(fn: FunctionSource, call: cst.Call) -> str:
     func = call.func
-    while isinstance(func, cst.Subscript):
+    while type(func) is cst.Subscript:
         func = func.value
     text = " ".join(fn.code(func).split())
     return text if len(text) <= 60 else text[:57] + "..."

@@ -141,29 +141,25 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
                 for name, value in class_defaults(base, ctx, depth + 1).items():
                     found.setdefault(name, value)
     body = cls.node.body
-    for line in body.body if isinstance(body, cst.IndentedBlock) else ():
-        if not isinstance(line, cst.SimpleStatementLine):
+    for line in body.body if type(body) is cst.IndentedBlock else ():
+        if type(line) is not cst.SimpleStatementLine:
             continue
         for stmt in line.body:
-            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            if type(stmt) is cst.Assign and len(stmt.targets) == 1:
                 target, expression = stmt.targets[0].target, stmt.value
-            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            elif type(stmt) is cst.AnnAssign and stmt.value is not None:
                 target, expression = stmt.target, stmt.value
-            elif isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name):
+            elif type(stmt) is cst.AnnAssign and type(stmt.target) is cst.Name:
                 chosen = _declared_class(stmt.annotation.annotation)
                 if chosen is not None:
                     found.setdefault(stmt.target.value, chosen)
                 continue
             else:
                 continue
-            if not isinstance(target, cst.Name):
+            if type(target) is not cst.Name:
                 continue
             literal = _literal(expression)
-            if (
-                literal is None
-                and isinstance(expression, cst.Name)
-                and expression.value[:1].isupper()
-            ):
+            if literal is None and type(expression) is cst.Name and expression.value[:1].isupper():
                 # A class the body names (`metadata_cls = Mamba2Metadata`): called, it builds
                 # that class (its fields by position where the tree declares it a dataclass,
                 # else its keywords alone).
@@ -172,7 +168,7 @@ def class_defaults(cls: ClassSource, ctx: ScanContext, depth: int = 0) -> dict[s
             if (
                 literal is None
                 and member is not None
-                and isinstance(expression, cst.Attribute)
+                and type(expression) is cst.Attribute
                 and expression.attr.value in member[1]
             ):
                 # An enum member the profile bounds the width by (`AttentionCGSupport.NEVER`).
@@ -191,22 +187,22 @@ def _declared_class(annotation: cst.BaseExpression) -> ClassRefV | None:
     """`metadata_cls: type[M]` declared without a value: a class each subclass chooses. Called
     in the class that declares it, it builds an object of that class from its keywords (the
     positional arguments, whose fields the subclass's class decides, are not mapped)."""
-    if not (isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name)):
+    if not (type(annotation) is cst.Subscript and type(annotation.value) is cst.Name):
         return None
     if annotation.value.value not in ("type", "Type") or len(annotation.slice) != 1:
         return None
     element = annotation.slice[0].slice
-    if isinstance(element, cst.Index) and isinstance(element.value, cst.Name):
+    if type(element) is cst.Index and type(element.value) is cst.Name:
         return ClassRefV(element.value.value)
     return None
 
 
 def _literal(node: cst.BaseExpression) -> Value | None:
-    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+    if type(node) is cst.Name and node.value in ("None", "True", "False"):
         return NoneV() if node.value == "None" else BoolV(BoolConst(node.value == "True"))
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return IntV(Const(int(node.evaluated_value)))
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         evaluated = node.evaluated_value
         return StrV(evaluated) if isinstance(evaluated, str) else None
     return None
@@ -484,22 +480,22 @@ def _returns_attribute(fn: FunctionSource, attr: str) -> bool:
     body = fn.node.body
     statements = [
         st
-        for st in (body.body if isinstance(body, cst.IndentedBlock) else ())
+        for st in (body.body if type(body) is cst.IndentedBlock else ())
         if not (
-            isinstance(st, cst.SimpleStatementLine)
+            type(st) is cst.SimpleStatementLine
             and len(st.body) == 1
-            and isinstance(st.body[0], cst.Expr)
+            and type(st.body[0]) is cst.Expr
             and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         )
     ]
-    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+    if len(statements) != 1 or type(statements[0]) is not cst.SimpleStatementLine:
         return False
     (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
-    value = small.value if isinstance(small, cst.Return) else None
+    value = small.value if type(small) is cst.Return else None
     return (
-        isinstance(value, cst.Attribute)
+        type(value) is cst.Attribute
         and value.attr.value == attr
-        and isinstance(value.value, cst.Name)
+        and type(value.value) is cst.Name
         and value.value.value in ("cls", "self")
     )
 
@@ -560,7 +556,7 @@ def entry_points(methods: dict[str, FunctionSource], ctx: ScanContext) -> list[F
 def _is_static(fn: FunctionSource) -> bool:
     for deco in fn.node.decorators:
         expr = deco.decorator
-        if isinstance(expr, cst.Name) and expr.value in ("staticmethod", "classmethod", "property"):
+        if type(expr) is cst.Name and expr.value in ("staticmethod", "classmethod", "property"):
             return True
     params = fn.node.params.params
     return not params or params[0].name.value not in ("self",)

@@ -52,17 +52,19 @@ NONE = CallDestinations({}, {})
 def callee_name(func: cst.BaseExpression) -> tuple[str | None, str]:
     """The called name and the receiver's text as written: `kernel[grid](...)` -> `kernel`,
     `self.prefill_wrapper.plan(...)` -> (`plan`, `self.prefill_wrapper`)."""
-    while isinstance(func, cst.Subscript):
+    # Exact types: a failed `isinstance` with a libcst class is a Python call
+    # (`ABCMeta.__instancecheck__`), and every call the interpreter meets is named here.
+    while type(func) is cst.Subscript:
         func = func.value
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value, ""
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         parts: list[str] = []
         node: cst.BaseExpression = func.value
-        while isinstance(node, cst.Attribute):
+        while type(node) is cst.Attribute:
             parts.append(node.attr.value)
             node = node.value
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             parts.append(node.value)
         return func.attr.value, ".".join(reversed(parts))
     return None, ""

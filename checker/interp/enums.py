@@ -47,16 +47,16 @@ def _members(node: cst.ClassDef) -> frozenset[str] | None:
     names: list[str] = []
     values: list[tuple[str, object]] = []
     body = node.body
-    for line in body.body if isinstance(body, cst.IndentedBlock) else ():
-        if not isinstance(line, cst.SimpleStatementLine):
+    for line in body.body if type(body) is cst.IndentedBlock else ():
+        if type(line) is not cst.SimpleStatementLine:
             continue  # methods and nested classes are no members
         for stmt in line.body:
-            if isinstance(stmt, cst.Expr):
+            if type(stmt) is cst.Expr:
                 continue  # a docstring
-            if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            if not (type(stmt) is cst.Assign and len(stmt.targets) == 1):
                 return None
             target = stmt.targets[0].target
-            if not isinstance(target, cst.Name) or target.value.startswith("_"):
+            if type(target) is not cst.Name or target.value.startswith("_"):
                 return None
             value = _literal(stmt.value, len(names))
             if value is None:
@@ -72,12 +72,12 @@ def _members(node: cst.ClassDef) -> frozenset[str] | None:
 
 
 def _literal(node: cst.BaseExpression, index: int) -> tuple[str, object] | None:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return ("int", node.evaluated_value)
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return ("str", node.evaluated_value)
     if (
-        isinstance(node, cst.Call)
+        type(node) is cst.Call
         and isinstance(node.func, (cst.Name, cst.Attribute))
         and not node.args
         and (node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value) == "auto"
@@ -89,7 +89,7 @@ def _literal(node: cst.BaseExpression, index: int) -> tuple[str, object] | None:
 def enum_member(node: cst.BaseExpression, file: object, ctx: ScanContext) -> StrV | None:
     """`Class.MEMBER` as a constant where `Class` is a plain enum of the scanned tree that
     has that member; None otherwise."""
-    if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+    if not (type(node) is cst.Attribute and type(node.value) is cst.Name):
         return None
     if ctx.class_lookup is None:
         return None

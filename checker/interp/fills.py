@@ -47,14 +47,14 @@ class FillLoop:
 def appended_attr(node: cst.Call) -> str | None:
     """`self.<attr>.append(<one positional argument>)`: the attribute."""
     func = node.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "append"):
+    if not (type(func) is cst.Attribute and func.attr.value == "append"):
         return None
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return None
     owner = func.value
     if not (
-        isinstance(owner, cst.Attribute)
-        and isinstance(owner.value, cst.Name)
+        type(owner) is cst.Attribute
+        and type(owner.value) is cst.Name
         and owner.value.value == "self"
     ):
         return None
@@ -65,9 +65,9 @@ def range_count(loop: cst.For) -> cst.BaseExpression | None:
     """`N` of `for x in range(N)` or `range(0, N)` (no step), the target a plain name."""
     call = loop.iter
     if not (
-        isinstance(loop.target, cst.Name)
-        and isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
+        type(loop.target) is cst.Name
+        and type(call) is cst.Call
+        and type(call.func) is cst.Name
         and call.func.value == "range"
         and all(arg.keyword is None and not arg.star for arg in call.args)
     ):
@@ -75,7 +75,7 @@ def range_count(loop: cst.For) -> cst.BaseExpression | None:
     if len(call.args) == 1:
         return call.args[0].value
     first = call.args[0].value if len(call.args) == 2 else None
-    if isinstance(first, cst.Integer) and first.evaluated_value == 0:
+    if type(first) is cst.Integer and first.evaluated_value == 0:
         return call.args[1].value
     return None
 
@@ -101,9 +101,9 @@ def classify_appends(loop: cst.For | cst.While) -> dict[int, tuple[cst.Call, str
 
 def _classify(loop: cst.For | cst.While) -> dict[int, tuple[cst.Call, str | None]]:
     found: dict[int, tuple[cst.Call, str | None]] = {}
-    ranged = isinstance(loop, cst.For) and range_count(loop) is not None
+    ranged = type(loop) is cst.For and range_count(loop) is not None
     variable = ""
-    if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and ranged:
+    if type(loop) is cst.For and type(loop.target) is cst.Name and ranged:
         variable = loop.target.value
     assigned = _assigned_names(loop.body) | ({variable} if variable else set())
     skips = _skips(loop.body)
@@ -149,15 +149,15 @@ def _appends(
     the one examined holds them (a function defined inside is not walked)."""
     if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
         return
-    if isinstance(node, cst.Call) and appended_attr(node) is not None:
+    if type(node) is cst.Call and appended_attr(node) is not None:
         yield node, conditions, nested
-    if isinstance(node, cst.If):
+    if type(node) is cst.If:
         yield from _appends(node.test, conditions, nested)
         yield from _appends(node.body, (*conditions, node.test), nested)
         if node.orelse is not None:
             yield from _appends(node.orelse, (*conditions, node.test), nested)
         return
-    if isinstance(node, cst.IfExp):
+    if type(node) is cst.IfExp:
         yield from _appends(node.test, conditions, nested)
         yield from _appends(node.body, (*conditions, node.test), nested)
         yield from _appends(node.orelse, (*conditions, node.test), nested)
@@ -178,11 +178,11 @@ def _mentions(test: cst.BaseExpression | None, names: set[str]) -> bool:
     if test is None:
         return True
     for node in _walk(test):
-        if isinstance(node, cst.Name) and node.value in names:
+        if type(node) is cst.Name and node.value in names:
             return True
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name
             and node.value.value == "self"
             and f"self.{node.attr.value}" in names
         ):
@@ -195,21 +195,21 @@ def _assigned_names(body: cst.CSTNode) -> set[str]:
     names: set[str] = set()
     for node in _walk(body):
         targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             targets = [t.target for t in node.targets]
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             targets = [node.target]
-        elif isinstance(node, cst.NamedExpr):
+        elif type(node) is cst.NamedExpr:
             targets = [node.target]
         elif isinstance(node, (cst.For, cst.CompFor)):
             targets = [node.target]
         for target in targets:
             for inner in _walk(target):
-                if isinstance(inner, cst.Name):
+                if type(inner) is cst.Name:
                     names.add(inner.value)
                 elif (
-                    isinstance(inner, cst.Attribute)
-                    and isinstance(inner.value, cst.Name)
+                    type(inner) is cst.Attribute
+                    and type(inner.value) is cst.Name
                     and inner.value.value == "self"
                 ):
                     names.add(f"self.{inner.attr.value}")
@@ -221,9 +221,9 @@ def _skips(body: cst.CSTNode) -> str:
     stack: list[cst.CSTNode] = [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Continue):
+        if type(node) is cst.Continue:
             return "`continue`"
-        if isinstance(node, cst.Break):
+        if type(node) is cst.Break:
             return "`break`"
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
@@ -265,13 +265,13 @@ def _uses_in(fn: FunctionSource, attrs: set[str]) -> Iterator[tuple[str, str]]:
     appends_here = {
         appended_attr(node)
         for node in _walk(fn.node)
-        if isinstance(node, cst.Call) and appended_attr(node) is not None
+        if type(node) is cst.Call and appended_attr(node) is not None
     }
     while stack:
         node, parents = stack.pop()
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name
             and node.value.value == "self"
             and node.attr.value in attrs
         ):
@@ -289,50 +289,50 @@ def _use(
     """Why this use of the list changes it or hands it on, or None where it does neither."""
     parent = parents[-1] if parents else None
     above = parents[-2] if len(parents) > 1 else None
-    if isinstance(parent, cst.Subscript) and parent.value is node:
+    if type(parent) is cst.Subscript and parent.value is node:
         # An entry: read, or refilled in place through it. Replaced, it is another tensor.
-        if isinstance(above, cst.AssignTarget) or (
+        if type(above) is cst.AssignTarget or (
             isinstance(above, (cst.AugAssign, cst.AnnAssign)) and above.target is parent
         ):
             return "has an entry replaced (`self.x[k] = ...`)"
-        if isinstance(above, cst.Del) or any(isinstance(p, cst.Del) for p in parents):
+        if type(above) is cst.Del or any(type(p) is cst.Del for p in parents):
             return "has an entry deleted"
         return None
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        if isinstance(above, cst.Call) and above.func is parent and appended_attr(above):
+    if type(parent) is cst.Attribute and parent.value is node:
+        if type(above) is cst.Call and above.func is parent and appended_attr(above):
             return None
         return f"is also changed or read by `.{parent.attr.value}`"
-    if isinstance(parent, cst.AssignTarget):
+    if type(parent) is cst.AssignTarget:
         assign = above
-        if isinstance(assign, cst.Assign) and _empty_or_none(assign.value):
+        if type(assign) is cst.Assign and _empty_or_none(assign.value):
             if fn.name == "__init__" or fills:
                 return None
             return f"is emptied again in `{fn.name}`, which does not fill it"
         return "is assigned something other than an empty list"
-    if isinstance(parent, cst.AnnAssign) and parent.target is node:
+    if type(parent) is cst.AnnAssign and parent.target is node:
         if parent.value is not None and _empty_or_none(parent.value):
             if fn.name == "__init__" or fills:
                 return None
             return f"is emptied again in `{fn.name}`, which does not fill it"
         return "is assigned something other than an empty list"
-    if isinstance(parent, cst.Comparison) and all(
+    if type(parent) is cst.Comparison and all(
         isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons
     ):
         return None
     if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and getattr(parent, "test", None) is node:
         return None
-    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+    if type(parent) is cst.UnaryOperation and type(parent.operator) is cst.Not:
         return None
-    if isinstance(parent, cst.BooleanOperation):
+    if type(parent) is cst.BooleanOperation:
         return None
     return "is also used whole (handed on, aliased or iterated)"
 
 
 def _empty_or_none(value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.List) and not value.elements:
+    if type(value) is cst.List and not value.elements:
         return True
-    if isinstance(value, cst.Name) and value.value == "None":
+    if type(value) is cst.Name and value.value == "None":
         return True
-    if isinstance(value, cst.IfExp):
+    if type(value) is cst.IfExp:
         return _empty_or_none(value.body) and _empty_or_none(value.orelse)
     return False

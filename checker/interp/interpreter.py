@@ -394,9 +394,9 @@ class ClassInterpreter:
     # -- statements ------------------------------------------------------------------------
 
     def exec_suite(self, suite: cst.BaseSuite, state: State, frame: Frame) -> State:
-        if isinstance(suite, cst.SimpleStatementSuite):
+        if type(suite) is cst.SimpleStatementSuite:
             return self.exec_smalls(suite.body, state, frame)
-        assert isinstance(suite, cst.IndentedBlock)
+        assert type(suite) is cst.IndentedBlock
         return self.exec_statements(suite.body, state, frame)
 
     def exec_statements(
@@ -419,15 +419,15 @@ class ClassInterpreter:
         return state
 
     def exec_statement(self, stmt: cst.BaseStatement, state: State, frame: Frame) -> State:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             return self.exec_smalls(stmt.body, state, frame)
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             return self.exec_if(stmt, state, frame)
         if isinstance(stmt, (cst.For, cst.While)):
             return self.exec_loop(stmt, state, frame)
         if isinstance(stmt, (cst.Try, cst.TryStar)):
             return self.exec_try(stmt, state, frame)
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             for item in stmt.items:
                 value = self.eval(item.item, state, frame)
                 if item.asname is not None:
@@ -439,29 +439,29 @@ class ClassInterpreter:
                         None,
                     )
             return self.exec_suite(stmt.body, state, frame)
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             state.env[stmt.name.value] = UnknownV(f"nested function `{stmt.name.value}`")
             return state
-        if isinstance(stmt, cst.ClassDef):
+        if type(stmt) is cst.ClassDef:
             state.env[stmt.name.value] = UnknownV(f"nested class `{stmt.name.value}`")
             return state
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             return self.exec_match(stmt, state, frame)
         return state
 
     def exec_small(self, small: cst.BaseSmallStatement, state: State, frame: Frame) -> State:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             value = self.eval(small.value, state, frame)
             value = self.tag(value, small.value, frame)
             for target in small.targets:
                 self.assign_target(target.target, value, state, frame, small.value)
             return state
-        if isinstance(small, cst.AnnAssign):
+        if type(small) is cst.AnnAssign:
             if small.value is not None:
                 value = self.tag(self.eval(small.value, state, frame), small.value, frame)
                 self.assign_target(small.target, value, state, frame, small.value)
             return state
-        if isinstance(small, cst.AugAssign):
+        if type(small) is cst.AugAssign:
             current = self.eval(small.target, state, frame)
             rhs = self.eval(small.value, state, frame)
             op = _binop_name(small.operator)
@@ -469,10 +469,10 @@ class ClassInterpreter:
             value = self.tag(value, small.value, frame)
             self.assign_target(small.target, value, state, frame, small.value)
             return state
-        if isinstance(small, cst.Expr):
+        if type(small) is cst.Expr:
             self.eval(small.value, state, frame)
             return state
-        if isinstance(small, cst.Return):
+        if type(small) is cst.Return:
             returned: Value = NoneV()
             if small.value is not None:
                 returned = self.tag(self.eval(small.value, state, frame), small.value, frame)
@@ -480,10 +480,10 @@ class ClassInterpreter:
             frame.exits.append((state.pc, self_part(state.env)))
             state.alive = False
             return state
-        if isinstance(small, cst.Raise):
+        if type(small) is cst.Raise:
             state.alive = False
             return state
-        if isinstance(small, cst.Assert):
+        if type(small) is cst.Assert:
             state.pc = conj(state.pc, self.condition(small.test, state, frame))
             return state
         if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -498,13 +498,13 @@ class ClassInterpreter:
         for alias in names:
             asname = alias.asname
             bound = alias.name
-            if asname is not None and isinstance(asname.name, cst.Name):
+            if asname is not None and type(asname.name) is cst.Name:
                 local = asname.name.value
-            elif isinstance(bound, cst.Name):
+            elif type(bound) is cst.Name:
                 local = bound.value
             else:
                 continue
-            imported = bound.value if isinstance(bound, cst.Name) else local
+            imported = bound.value if type(bound) is cst.Name else local
             if imported == self.ctx.modes.enum_name:
                 state.env[local] = ModeEnumV()
             elif imported in KNOWN_MODULES:
@@ -534,9 +534,9 @@ class ClassInterpreter:
             orelse, current = current.orelse, None
             if else_pc == FALSE:
                 else_state.alive = False
-            elif isinstance(orelse, cst.If):
+            elif type(orelse) is cst.If:
                 state, current = else_state, orelse
-            elif isinstance(orelse, cst.Else):
+            elif type(orelse) is cst.Else:
                 else_state = self.exec_suite(orelse.body, else_state, frame)
         for cond, then_state, pc, then_pc, else_pc in reversed(branches):
             else_state = self.join(cond, then_state, else_state, pc, then_pc, else_pc)
@@ -579,7 +579,7 @@ class ClassInterpreter:
         added = {k: v for k, v in classify_appends(stmt).items() if k not in self._appends}
         self._appends.update(added)
         try:
-            if isinstance(stmt, cst.For) and any(r is None for _, r in added.values()):
+            if type(stmt) is cst.For and any(r is None for _, r in added.values()):
                 self._fill(stmt, state, frame)
             return self._exec_loop(stmt, state, frame)
         finally:
@@ -590,7 +590,7 @@ class ClassInterpreter:
         """Run the body of `for i in range(N)` once more, `i` a symbol, for the entries its
         appends give the lists (`self.stores.fill`); nothing else of that run is kept."""
         count_node = range_count(stmt)
-        assert count_node is not None and isinstance(stmt.target, cst.Name)
+        assert count_node is not None and type(stmt.target) is cst.Name
         count = self.eval(count_node, state.fork(state.pc), frame)
         origin = f"{frame.fn.qualname}:loop@{frame.fn.ordinal(stmt)}"
         if not isinstance(count, IntV):
@@ -654,7 +654,7 @@ class ClassInterpreter:
             "the loop body runs",
         )
         body_state = state.fork(conj(state.pc, ran))
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             self.assign_target(stmt.target, UnknownV("loop variable"), body_state, frame, None)
         body_state = self.exec_suite(stmt.body, body_state, frame)
         skip_state = state.fork(conj(state.pc, neg(ran)))
@@ -693,7 +693,7 @@ class ClassInterpreter:
         irrefutable = (
             last is not None
             and last.guard is None
-            and isinstance(last.pattern, cst.MatchAs)
+            and type(last.pattern) is cst.MatchAs
             and last.pattern.pattern is None
         )
         result: State | None = None if irrefutable else state.fork(state.pc)
@@ -720,20 +720,20 @@ class ClassInterpreter:
         frame: Frame,
         value_node: cst.BaseExpression | None,
     ) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             # A local is not a site: its value becomes one where it reaches a metadata
             # field, a kernel keyword, a buffer or an attribute.
             state.env[target.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             items = self.unpack(value, len(target.elements))
             for element, item in zip(target.elements, items, strict=False):
-                if isinstance(element, cst.StarredElement):
+                if type(element) is cst.StarredElement:
                     self.assign_target(
                         element.value, UnknownV("starred assignment"), state, frame, None
                     )
                 else:
                     self.assign_target(element.value, item, state, frame, None)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             base = self.eval(target.value, state, frame)
             attr = target.attr.value
             owner = _dotted(target.value)
@@ -741,7 +741,7 @@ class ClassInterpreter:
                 self.self_writes.setdefault(attr, []).append(value)
                 state.env[SELF_PREFIX + attr] = value
                 self.bind(attr, value, target, BindingKind.ATTRIBUTE, state, frame, owner=owner)
-            elif isinstance(base, ObjectV) and isinstance(target.value, cst.Name):
+            elif isinstance(base, ObjectV) and type(target.value) is cst.Name:
                 state.env[target.value.value] = base.with_field(attr, value)
                 self.bind(
                     attr,
@@ -765,9 +765,9 @@ class ClassInterpreter:
                     group=group,
                     owner=owner,
                 )
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             self.assign_subscript(target, value, state, frame)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self.assign_target(target.value, UnknownV("starred assignment"), state, frame, None)
 
     def assign_subscript(
@@ -805,7 +805,7 @@ class ClassInterpreter:
                 upper,
                 source_length=length_of_value(value),
             )
-            if isinstance(target.value, cst.Name) and isinstance(full, LayoutV):
+            if type(target.value) is cst.Name and isinstance(full, LayoutV):
                 state.env[target.value.value] = full
 
     def written_layout(self, value: Value, lower: Term | None) -> Value:
@@ -1035,7 +1035,7 @@ class ClassInterpreter:
         items: list[Value] = []
         for element in elements:
             value = self.eval(element.value, state, frame)
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 return UnknownV("a starred element")
             items.append(self.tag(value, element.value, frame))
         return TupleV(tuple(items))
@@ -1049,7 +1049,7 @@ class ClassInterpreter:
         items: list[tuple[str, Value]] = []
         group = frame.fn.loc(node)
         for element in node.elements:
-            if not isinstance(element, cst.DictElement):  # `**other`
+            if type(element) is not cst.DictElement:  # `**other`
                 self.eval(element.value, state, frame)
                 continue
             key = self.eval(element.key, state, frame)
@@ -1084,7 +1084,7 @@ class ClassInterpreter:
         base = self.eval(node.value, state, frame)
         if isinstance(base, SelfV) and SELF_PREFIX + node.attr.value in state.env:
             return self._reading(state.env[SELF_PREFIX + node.attr.value], node, frame)
-        if isinstance(base, UnknownV) and isinstance(node.value, cst.Name):
+        if isinstance(base, UnknownV) and type(node.value) is cst.Name:
             # A name the function does not bind: a plain enum of the tree, whose members
             # compare as constants.
             member = enum_member(node, frame.fn.file, self.ctx)
@@ -1198,7 +1198,7 @@ class ClassInterpreter:
                 self._eval_slice_parts(element.slice, state, frame)
             return self.multi_index(base)
         inner = node.slice[0].slice
-        if isinstance(inner, cst.Index):
+        if type(inner) is cst.Index:
             index = self.eval(inner.value, state, frame)
             listed = _self_attr_name(node.value)
             if (
@@ -1215,7 +1215,7 @@ class ClassInterpreter:
                 if attr is not None and self.stores.stores(attr):
                     return self.stores.lookup(attr, index.term, state.pc, self.ctx.modes.members)
             return self.index(base, index)
-        assert isinstance(inner, cst.Slice)
+        assert type(inner) is cst.Slice
         lower = (
             self.to_term(self.eval(inner.lower, state, frame)) if inner.lower is not None else None
         )
@@ -1258,9 +1258,9 @@ class ClassInterpreter:
             )
 
     def _eval_slice_parts(self, part: cst.BaseSlice, state: State, frame: Frame) -> None:
-        if isinstance(part, cst.Index):
+        if type(part) is cst.Index:
             self.eval(part.value, state, frame)
-        elif isinstance(part, cst.Slice):
+        elif type(part) is cst.Slice:
             for sub in (part.lower, part.upper, part.step):
                 if sub is not None:
                     self.eval(sub, state, frame)
@@ -1278,7 +1278,7 @@ class ClassInterpreter:
         if len(node.slice) != 1:
             return None, None, False
         inner = node.slice[0].slice
-        if isinstance(inner, cst.Slice):
+        if type(inner) is cst.Slice:
             lower = (
                 self.to_term(self.eval(inner.lower, state, frame))
                 if inner.lower is not None
@@ -1298,14 +1298,14 @@ class ClassInterpreter:
         """`self.<attr>[<integer>]`: the attribute and the key an entry is stored under."""
         attr = _self_attr_name(node.value)
         inner = node.slice[0].slice if len(node.slice) == 1 else None
-        if attr is None or not isinstance(inner, cst.Index):
+        if attr is None or type(inner) is not cst.Index:
             return None
         key = self.eval(inner.value, state, frame)
         return (attr, key.term) if isinstance(key, IntV) else None
 
     def _dict_key(self, node: cst.Subscript, state: State, frame: Frame) -> str | None:
         inner = node.slice[0].slice if len(node.slice) == 1 else None
-        if isinstance(inner, cst.Index):
+        if type(inner) is cst.Index:
             key = self.eval(inner.value, state, frame)
             if isinstance(key, StrV):
                 return key.value
@@ -1397,12 +1397,12 @@ class ClassInterpreter:
         return merge(cond, then_value, else_value)
 
     def eval_UnaryOperation(self, node: cst.UnaryOperation, state: State, frame: Frame) -> Value:
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             return BoolV(neg(self.condition(node.expression, state, frame)))
         value = self.eval(node.expression, state, frame)
-        if isinstance(node.operator, cst.Minus):
+        if type(node.operator) is cst.Minus:
             return self.arith("-", IntV(Const(0)), value)
-        if isinstance(node.operator, cst.Plus):
+        if type(node.operator) is cst.Plus:
             return value
         return UnknownV("bitwise inversion")
 
@@ -1411,7 +1411,7 @@ class ClassInterpreter:
         right = self.eval(node.right, state, frame)
         op = _binop_name(node.operator)
         if op is None:
-            if isinstance(node.operator, cst.Divide):
+            if type(node.operator) is cst.Divide:
                 if _is_tensorish(left) or _is_tensorish(right):
                     return _runtime_like(left, right)
                 return UnknownV("true division `/` (a float)")
@@ -1484,7 +1484,7 @@ class ClassInterpreter:
     ) -> Value:
         left = self.eval(node.left, state, frame)
         left_truth = self.truth(left, node.left, frame)
-        is_and = isinstance(node.operator, cst.And)
+        is_and = type(node.operator) is cst.And
         right_state = state.fork(conj(state.pc, left_truth if is_and else neg(left_truth)))
         right = self.eval(node.right, right_state, frame)
         if isinstance(left, BoolV) and isinstance(right, BoolV):
@@ -1531,17 +1531,19 @@ class ClassInterpreter:
                     for c, v in right.alts
                 )
             )
-        if isinstance(operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
-            negate = isinstance(operator, (cst.IsNot, cst.NotEqual))
+        # Exact types, as in `_dotted` (a comparison is met millions of times in a scan).
+        kind = type(operator)
+        if kind is cst.Is or kind is cst.IsNot or kind is cst.Equal or kind is cst.NotEqual:
+            negate = kind is cst.IsNot or kind is cst.NotEqual
             result = self._equality(
-                left, right, left_node, right_node, frame, isinstance(operator, (cst.Is, cst.IsNot))
+                left, right, left_node, right_node, frame, kind is cst.Is or kind is cst.IsNot
             )
             if result is not None:
                 return neg(result) if negate else result
-        if isinstance(operator, (cst.In, cst.NotIn)):
+        if kind is cst.In or kind is cst.NotIn:
             result = self._membership(left, right)
             if result is not None:
-                return neg(result) if isinstance(operator, cst.NotIn) else result
+                return neg(result) if kind is cst.NotIn else result
         op = _cmp_name(operator)
         if op is not None and isinstance(left, (IntV, BoolV)) and isinstance(right, (IntV, BoolV)):
             return cmp(op, self.to_term(left), self.to_term(right))
@@ -1644,12 +1646,12 @@ class ClassInterpreter:
         return f"{frame.fn.qualname}:{text}"
 
     def condition(self, node: cst.BaseExpression, state: State, frame: Frame) -> Formula:
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             # The truth of `a and b` from the truths of its operands: its value (`a` where `a`
             # is falsy) read as a whole would name an operand the interpreter cannot model by
             # the whole expression's text, a condition free of the operand's own.
             left = self.condition(node.left, state, frame)
-            is_and = isinstance(node.operator, cst.And)
+            is_and = type(node.operator) is cst.And
             right_state = state.fork(conj(state.pc, left if is_and else neg(left)))
             right = self.condition(node.right, right_state, frame)
             return conj(left, right) if is_and else disj(left, right)
@@ -1707,13 +1709,13 @@ class ClassInterpreter:
     # -- calls -----------------------------------------------------------------------------
 
     def eval_Call(self, node: cst.Call, state: State, frame: Frame) -> Value:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+        if type(node.func) is cst.Attribute and node.func.attr.value in IN_PLACE_METHODS:
             # Whatever the receiver evaluates to, its name is a buffer refilled in place.
             refilled = _base_name(node.func.value)
             if refilled is not None:
                 self.refilled.add(refilled)
         func = self._callee(node.func, state, frame)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in IN_PLACE_METHODS:
+        if type(node.func) is cst.Attribute and node.func.attr.value in IN_PLACE_METHODS:
             # The buffer written in place, by what its receiver evaluates to on each path.
             self.refills.note(
                 _base_name(node.func.value), _receiver(func), state.pc, self.ctx.modes.members
@@ -1768,7 +1770,7 @@ class ClassInterpreter:
         name = callee_name(node.func)[0]
         if name is None:
             return None
-        if isinstance(node.func, cst.Subscript):
+        if type(node.func) is cst.Subscript:
             return f"{name}[]"
         if (
             isinstance(func, FunctionRefV)
@@ -1848,11 +1850,7 @@ class ClassInterpreter:
         reason of its own to say what cannot be modelled)."""
         if isinstance(value, UnknownV):
             return
-        if (
-            frame.depth > 0
-            and isinstance(arg, cst.Name)
-            and self._forwarded(arg.value, dest, frame)
-        ):
+        if frame.depth > 0 and type(arg) is cst.Name and self._forwarded(arg.value, dest, frame):
             return
         self.bind(
             dest.param,
@@ -1862,7 +1860,7 @@ class ClassInterpreter:
             state,
             frame,
             group=frame.fn.loc(node),
-            owner=_dotted(node.func.value if isinstance(node.func, cst.Subscript) else node.func),
+            owner=_dotted(node.func.value if type(node.func) is cst.Subscript else node.func),
             role=dest.role,
             destination=dest.text,
         )
@@ -1878,7 +1876,7 @@ class ClassInterpreter:
 
     def _callee(self, func: cst.BaseExpression, state: State, frame: Frame) -> Value:
         """What is called: a method of an object built here is a method, not a missing field."""
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             base = self.eval(func.value, state, frame)
             if isinstance(base, ObjectV) and base.get(func.attr.value) is None:
                 return BoundMethodV(base, func.attr.value)
@@ -1963,7 +1961,7 @@ class ClassInterpreter:
         if isinstance(func, ModeEnumV):
             return CurrentModeV()
         if (
-            isinstance(node.func, cst.Name)
+            type(node.func) is cst.Name
             and node.func.value[:1].isupper()
             and isinstance(func, UnknownV)
         ):
@@ -2024,7 +2022,7 @@ class ClassInterpreter:
             if formula is None:
                 return UnknownV(f"`{name}` is not a predicate of {self.ctx.modes.enum_name}")
             return BoolV(specialise_formula(formula, receiver.name))
-        if name == "copy_" and isinstance(node.func, cst.Attribute):
+        if name == "copy_" and type(node.func) is cst.Attribute:
             if self.record and node.args:
                 source_text = short_text(frame.fn.code(node.args[0].value))
                 self._hand_off(
@@ -2139,7 +2137,7 @@ class ClassInterpreter:
     def _receiver_slice(
         self, node: cst.BaseExpression, state: State, frame: Frame
     ) -> tuple[Term | None, Term | None]:
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             lower, upper, is_slice = self.slice_bounds(node, state, frame)
             if is_slice:
                 return lower, upper
@@ -2350,7 +2348,7 @@ class ClassInterpreter:
             bound[positional[0].name.value] = receiver if receiver is not None else SelfV()
             positional = positional[1:]
         if (
-            params.star_arg is not None and isinstance(params.star_arg, cst.Param)
+            params.star_arg is not None and type(params.star_arg) is cst.Param
         ) or params.star_kwarg is not None:
             if len(args) > len(positional):
                 return UnknownV(f"`{fn.qualname}` takes *args")
@@ -2395,11 +2393,14 @@ def _runtime_like(left: Value, right: Value) -> Value:
 
 def _dotted(node: cst.BaseExpression) -> str | None:
     """A name or a chain of attributes as written (`self.forward_metadata`), else None."""
+    # Exact types (tests/test_libcst_leaves.py: libcst subclasses none of them): `isinstance`
+    # with a libcst class that fails goes through `ABCMeta.__instancecheck__`, a Python call,
+    # and these helpers are asked millions of times in a scan.
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -2417,21 +2418,17 @@ def _receiver(func: Value) -> Value:
 
 def _self_attr_name(node: cst.BaseExpression) -> str | None:
     """`self.<attr>` written as such: the attribute's name."""
-    if (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-    ):
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
         return node.attr.value
     return None
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, cst.Subscript):
+    while type(node) is cst.Subscript:  # exact types, as in `_dotted`
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return None
 

@@ -472,10 +472,11 @@ class FunctionSource:
         source order: a name for it that stays the same from run to run and process to
         process (its id does not), so that conditions about it key the verdict cache."""
         if self._ordinals is None:
-            kinds = (cst.For, cst.While, cst.Try, cst.TryStar, cst.MatchCase)
+            # Exact types: a failed `isinstance` with libcst classes is a Python call per class.
+            kinds = {cst.For, cst.While, cst.Try, cst.TryStar, cst.MatchCase}
             self._ordinals = {}
             for found in descendants(self.node):
-                if isinstance(found, kinds):
+                if type(found) in kinds:
                     self._ordinals[id(found)] = len(self._ordinals)
         return self._ordinals.get(id(node), -1)
 

@@ -157,18 +157,65 @@ def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
             candidates[target.id] = value
     if not candidates:
         return ()
-    bindings: dict[str, int] = {}
-    for node in ast.walk(tree):
-        for name in _bound_names(node):
-            bindings[name] = bindings.get(name, 0) + 1
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return ()  # a star import may bind any name
+    bindings = _binding_counts(tree, candidates.keys())
+    if bindings is None:
+        return ()  # a star import may bind any name
     found: list[tuple[str, int]] = []
     for name, value in candidates.items():
         constant = _integer_of(value) if bindings.get(name) == 1 else None
         if constant is not None:
             found.append((name, constant))
     return tuple(found)
+
+
+def _binding_counts(tree: ast.AST, names: Iterable[str]) -> dict[str, int] | None:
+    """How many times the module binds (or deletes) each of `names` anywhere in it, or None
+    where it holds a star import (which may bind any name): what counting `_bound_names` over
+    `ast.walk(tree)` gives for these names, in one walk over the nodes' fields that tests each
+    node's kind once (`ast.walk`'s generators and a generator per node cost a module of a few
+    thousand lines tens of milliseconds)."""
+    wanted = set(names)
+    counts: dict[str, int] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
+            if type(node.ctx) is not ast.Load and node.id in wanted:  # stored or deleted
+                counts[node.id] = counts.get(node.id, 0) + 1
+            continue  # nothing below a name but its context
+        if type(node) in _BINDING_KINDS:
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                return None
+            for name in _bound_names(node):
+                if name in wanted:
+                    counts[name] = counts.get(name, 0) + 1
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return counts
+
+
+# The kinds of node `_bound_names` finds a name in, besides `ast.Name` (which `_binding_counts`
+# reads itself), and `ast.ImportFrom` (a star import).
+_BINDING_KINDS = frozenset(
+    {
+        ast.arg,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.alias,
+        ast.Global,
+        ast.Nonlocal,
+        ast.ExceptHandler,
+        ast.MatchAs,
+        ast.MatchStar,
+        ast.MatchMapping,
+        ast.ImportFrom,
+    }
+)
 
 
 def _bound_names(node: ast.AST) -> Iterator[str]:

@@ -286,6 +286,12 @@ def _conj(args: tuple[Formula, ...]) -> Formula:
             if not arg.value:
                 return FALSE
             continue
+        if not seen and type(arg) is And and _normal(arg):
+            # The first conjunction met (a path condition, most often): the loop below would
+            # keep each of its parts as they are, so they are kept without a test each.
+            flat.extend(arg.args)
+            seen.update(arg.args)
+            continue
         for part in arg.args if type(arg) is And else (arg,):
             size = len(seen)
             seen.add(part)  # one hash where `in` then `add` took two
@@ -299,6 +305,28 @@ def _conj(args: tuple[Formula, ...]) -> Formula:
     if len(flat) == 1:
         return flat[0]
     return And(tuple(flat))
+
+
+def _normal(formula: And) -> bool:
+    """Whether `_conj`'s loop, meeting `formula` first, keeps each of its parts as they are:
+    no part repeats an earlier one, and none is the negation of itself or of an earlier one
+    (every conjunction `_conj` builds; one built otherwise, `untag_formula`'s, may not be).
+    Kept on the (interned) node, as `neg` keeps its negation."""
+    cached = formula.__dict__.get("_normal")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    seen: set[Formula] = set()
+    result = True
+    for part in formula.args:
+        if part in seen:
+            result = False
+            break
+        seen.add(part)
+        if neg(part) in seen:
+            result = False
+            break
+    object.__setattr__(formula, "_normal", result)
+    return result
 
 
 def _disj(args: tuple[Formula, ...]) -> Formula:
