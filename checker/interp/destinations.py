@@ -11,6 +11,7 @@ ones of a helper of the class, whose keywords it inlines instead."""
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -70,9 +71,27 @@ def callee_name(func: cst.BaseExpression) -> tuple[str | None, str]:
     return None, ""
 
 
+# `method_signature`'s answers, by function, with the function's last line they were read up to
+# (a method's end is set once its class is read): each call of a helper is asked its
+# destinations, and the test of each parameter's name against the body took a regular
+# expression per name per call (bench/RESULTS.md, "Where a cold scan's Python time went").
+_SIGNATURES: weakref.WeakKeyDictionary[FunctionSource, tuple[int, Signature]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def method_signature(fn: FunctionSource) -> Signature:
     """A helper's parameters, each name replaced by "" where its body never mentions it: a
     parameter nothing reads gives no role (a helper that takes `max_seqlen_q` and drops it)."""
+    found = _SIGNATURES.get(fn)
+    if found is not None and found[0] == fn.end_line:
+        return found[1]
+    signature = _read_signature(fn)
+    _SIGNATURES[fn] = (fn.end_line, signature)
+    return signature
+
+
+def _read_signature(fn: FunctionSource) -> Signature:
     params = fn.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
     if positional and positional[0] in ("self", "cls") and fn.owner is not None:

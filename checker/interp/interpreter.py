@@ -984,7 +984,9 @@ class ClassInterpreter:
         found = functions.tree_name(self, name, frame)
         if found is not None:
             return found
-        imported = file_imports(frame.fn.file).get(name)
+        index = self.ctx.functions  # keeps each file's imports (`file_imports` builds them anew)
+        imports = index.imports(frame.fn.file) if index is not None else file_imports(frame.fn.file)
+        imported = imports.get(name)
         if imported is not None and imported.name is not None:
             model = library.IMPORTED.get((imported.module, imported.name))
             if model is not None:
