@@ -133,6 +133,10 @@ if TYPE_CHECKING:
 else:
     cst = lazy_module("libcst")
 MAX_INLINE_DEPTH = 8
+# Integer literals' values by their text: interned nodes, so the one a literal evaluates to is
+# the one its text makes anyway; a scan evaluates a hundred thousand literals, a few thousand
+# texts.
+_INTEGERS: dict[str, IntV] = {}
 MAX_TERM_SIZE = 4000
 
 KNOWN_MODULES = {
@@ -994,10 +998,15 @@ class ClassInterpreter:
         return UnknownV(f"name `{name}` is not defined in the analysed code")
 
     def eval_Integer(self, node: cst.Integer, state: State, frame: Frame) -> Value:
-        try:
-            return IntV(Const(int(node.value.replace("_", ""), 0)))
-        except ValueError:
-            return IntV(Const(int(node.value.replace("_", ""))))
+        found = _INTEGERS.get(node.value)
+        if found is None:
+            digits = node.value.replace("_", "")
+            try:
+                found = IntV(Const(int(digits, 0)))
+            except ValueError:
+                found = IntV(Const(int(digits)))
+            _INTEGERS[node.value] = found
+        return found
 
     def eval_Float(self, node: cst.Float, state: State, frame: Frame) -> Value:
         return UnknownV("a float")

@@ -56,12 +56,13 @@ def node(cls: type[T]) -> type[T]:
     holder: list[Any] = [weakref.WeakValueDictionary()]
     _TABLES.append(holder)
     count = len(names)
-    fill = object.__setattr__
 
     def made_from(klass: type[Any], values: tuple[Any, ...]) -> Any:
+        # The fields go straight into the instance's dict, where `object.__setattr__` would
+        # put them one Python call each (the class's own `__setattr__` refuses): one call
+        # for them all (bench/RESULTS.md, "Where a cold scan's Python time went").
         made_obj = object.__new__(klass)
-        for name, value in zip(names, values, strict=True):
-            fill(made_obj, name, value)
+        made_obj.__dict__.update(zip(names, values, strict=True))
         return made_obj
 
     # A node found in the table is returned as it is: its fields are set once, on the node
