@@ -1,10 +1,13 @@
-"""Where a method-edit pre-commit run's wall time goes, across its processes.
+"""Where a pre-commit run's wall time goes, across its processes.
 
     python -m bench.hook_timeline [--project sglang|vllm] [--version V] [--runs 5]
+        [--hook method|facts]
 
 Copies the release into a scratch project with a `[tool.idxcheck]` table (as `bench.speed`
-does), fills its cache with one `idxcheck scan --changed-only BACKEND`, then renames the same
-method of the backend as `bench.speed`'s method hook (a new name each run), waits until the
+does), fills its cache with one `idxcheck scan --changed-only FILE`, then renames the same
+method of the file as `bench.speed`'s method hook (`--hook method`, the default: the
+backend) or its facts-backend hook (`--hook facts`: a file the tree facts read) does, a new
+name each run, waits until the
 edit is settled as a commit finds it (`bench.speed.settle`) and runs the hook again, each run
 in a child process that wraps a few functions of the scan with a clock. Every
 process of the run (the scan, its analysis helper, the helper's workers) appends what it timed
@@ -12,7 +15,9 @@ to one log; fork keeps the wrappers in the children. Prints, per run and as medi
 
 - start: from the launch of the command to the first worker's file analysis (the interpreter,
   the imports, the walk, the tree facts and parts from the cache, the hand-over to the
-  helper, the fork);
+  helper, the fork), and of it the scan's reading of the tree facts (`cached_tree_facts`:
+  from the cache, or read again after a facts edit) and of the parts the cache holds
+  (`stored_part`, summed over the files);
 - per worker: its file analysis, and of it the classes (`analyse_class`), of those the refill
   and store passes, the module constants read, and the checks (`check_facts`, with the readers
   analysis);
@@ -46,6 +51,8 @@ WRAPPED = (
     ("idxcheck.interp.classes", "_refills_and_stores", "refills_and_stores"),
     ("idxcheck.source.modules", "_read_constants", "module_constants"),
     ("idxcheck.facts.readers", "ClassReaders.__init__", "readers"),
+    ("idxcheck.check.pipeline", "cached_tree_facts", "tree_facts"),
+    ("idxcheck.parallel.workers", "stored_part", "stored_parts"),
 )
 
 
@@ -125,6 +132,12 @@ def _phases(log: Path, total: float) -> dict[str, float]:
     starts = [min(s[1] for s in spans if s[0] == "analyse_file") for spans in workers.values()]
     ends = [max(s[2] for s in spans if s[0] == "analyse_file") for spans in workers.values()]
     found["start"] = min(starts)
+    # The scan's own process: the one that read the tree facts.
+    scan = next(
+        (spans for spans in by_pid.values() if any(s[0] == "tree_facts" for s in spans)), []
+    )
+    for label in ("tree_facts", "stored_parts"):
+        found[label] = sum(e - s for name, s, e in scan if name == label)
     found["end"] = total - max(ends)
     # The pieces of the process that ends last: the one the run waits for.
     slowest = max(workers.values(), key=lambda spans: max(s[2] for s in spans))
@@ -138,6 +151,8 @@ def _phases(log: Path, total: float) -> dict[str, float]:
 PIECES = (
     ("total", "the command, launch to exit"),
     ("start", "launch to the first file analysis"),
+    ("tree_facts", "  of it, the scan's tree facts"),
+    ("stored_parts", "  of it, the scan's parts from the cache"),
     ("analyse_file", "slowest analysing process: its files"),
     ("analyse_class", "  of it, the classes"),
     ("refills_and_stores", "    of those, the refill and store passes"),
@@ -163,6 +178,7 @@ def main() -> None:
     parser.add_argument("--project", choices=sorted(PROJECTS), default="sglang")
     parser.add_argument("--version", help="the release (default: 0.5.23 or 0.33.0)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--hook", choices=("method", "facts"), default="method")
     options = parser.parse_args()
     project_of = PROJECTS[options.project]
     tree = project_of.download(options.version or project_of.default_version)
@@ -176,13 +192,16 @@ def main() -> None:
         shutil.copytree(tree, project / tree.name)
         (project / "pyproject.toml").write_text("[tool.idxcheck]\n")
         time.sleep(2.5)  # past the 2 s within which a file's stamp is not trusted
-        backend = project / tree.name / project_of.backend
-        hook = ["scan", "--changed-only", str(Path(tree.name) / project_of.backend)]
+        if options.hook == "method":
+            edited, renamed = project_of.backend, project_of.renamed
+        else:
+            edited, renamed = project_of.facts_target(tree)
+        backend = project / tree.name / edited
+        hook = ["scan", "--changed-only", str(Path(tree.name) / edited)]
         log = base / "timeline.log"
         one_run(project, env, hook, log)  # the first commit fills the cache
         original = backend.read_text()
-        renamed = project_of.renamed
-        assert renamed in original, f"{renamed} not in {project_of.backend}"
+        assert renamed in original, f"{renamed} not in {edited}"
         runs: list[dict[str, float]] = []
         plain: list[float] = []
         for run in range(options.runs):
@@ -193,7 +212,7 @@ def main() -> None:
             backend.write_text(original.replace(renamed, f"{renamed[:-1]}_{run}(", 1))
             settle()
             runs.append(one_run(project, env, hook, log))
-    print(f"# {options.project} {tree.parent.name}: method hook on {project_of.backend}")
+    print(f"# {options.project} {tree.parent.name}: {options.hook} hook on {edited}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {options.runs} runs, {os.cpu_count()} CPUs")
     each = " ".join(f"{v:.3f}" for v in plain)
     label = "the same hook without the clocks"
