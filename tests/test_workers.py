@@ -240,6 +240,82 @@ def test_argument_checks_read_in_background_are_those_read_here(
     assert read_here == ["checks_1.py", "checks_2.py", "checks_3.py"], "too little to send"
 
 
+def test_runners_read_in_background_are_those_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from idxcheck.facts import tree as tree_facts
+    from idxcheck.facts.mode_model import find_mode_model
+    from idxcheck.facts.runners import width_definitions
+    from idxcheck.profiles.schema import load_profile
+    from idxcheck.source.index import DataclassIndex
+    from idxcheck.source.tree import LoadedTree
+
+    from .runner_texts import DRAFT_EXTEND_RUNNER, ENUM
+
+    # Three runners of the same shape, each class long enough (a docstring of its own) for
+    # the reading to share them out between two processes.
+    def runner(n: int, lines: int) -> str:
+        header = "class DraftExtendGraphRunner:\n"
+        text = DRAFT_EXTEND_RUNNER.replace("class DraftExtendGraphRunner:", f"class Runner{n}:")
+        doc = '    """' + "\n".join(["    " + "x" * 70] * lines) + '"""\n'
+        assert header.replace("DraftExtendGraphRunner", f"Runner{n}") in text
+        return text.replace(f"class Runner{n}:\n", f"class Runner{n}:\n{doc}", 1)
+
+    def loaded(lines: int) -> LoadedTree:
+        files = [SourceFile.from_bytes("forward_mode.py", ENUM.encode())]
+        for n, share in enumerate((3, 2, 1)):
+            files.append(SourceFile.from_bytes(f"runner_{n}.py", runner(n, lines * share).encode()))
+        return LoadedTree(files=files)
+
+    profile = load_profile("sglang")
+
+    def model(tree: LoadedTree, elsewhere: object = None) -> object:
+        modes, _ = find_mode_model(tree, profile)
+        return tree_facts.runtime_model_from_tree(
+            tree,
+            profile,
+            modes,
+            DataclassIndex(tree.files),
+            width_definitions(tree.files, profile.tree_width_functions),
+            [],
+            elsewhere=elsewhere,  # type: ignore[arg-type]
+        )
+
+    big = loaded(250)
+    here = model(big)
+    assert here.widths["DRAFT_EXTEND"], "the runners were not read"  # type: ignore[attr-defined]
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    read_here: list[str] = []
+    original = tree_facts._read_runners
+
+    def spy(source: SourceFile, *rest: object) -> object:
+        read_here.append(source.path)  # a forked process appends to its own copy
+        return original(source, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree_facts, "_read_runners", spy)
+
+    def elsewhere(compute):  # type: ignore[no-untyped-def]
+        return workers.in_background(compute, 0)
+
+    # The heaviest runner read here, the two others (as heavy together) elsewhere.
+    assert model(loaded(250), elsewhere) == here
+    assert read_here == ["runner_0.py"]
+    read_here.clear()
+    small = model(loaded(20), elsewhere)
+    assert read_here == ["runner_0.py", "runner_1.py", "runner_2.py"], "too little to send"
+    # The same runners give widths to the same modes (their places differ: shorter docstrings).
+    found = {m: [w.runner for w in ws] for m, ws in small.widths.items()}  # type: ignore[attr-defined]
+    assert found == {m: [w.runner for w in ws] for m, ws in here.widths.items()}  # type: ignore[attr-defined]
+
+
+def test_runner_files_are_shared_out_by_weight_from_a_size_on() -> None:
+    from idxcheck.facts.tree import RUNNER_ELSEWHERE_BYTES, _read_away
+
+    big = RUNNER_ELSEWHERE_BYTES
+    assert _read_away({0: big, 1: 10}) == [1]  # the heaviest stays here, the rest goes
+    assert _read_away({0: big // 4, 1: big // 2, 2: big // 4, 3: big // 8}) == [0, 2]
+    assert _read_away({0: big}) == []  # one file: nothing to share
+    assert _read_away({0: big // 4, 1: big // 4}) == []  # too little for a process
+
+
 BASE = """class Base:
     def forward_decode(self, q):
         return q

@@ -147,7 +147,15 @@ def cached_tree_facts(
         tree.files, ScanContext(profile, modes, lambda _n: None, phase_widths), checks, elsewhere
     )
     runtime = runtime_model_from_tree(
-        tree, profile, modes, dataclasses, width_defs, errors, runners, algorithms
+        tree,
+        profile,
+        modes,
+        dataclasses,
+        width_defs,
+        errors,
+        runners,
+        algorithms,
+        lambda compute: executor.in_background(compute, store),
     )
     assert runtime.phase_widths == phase_widths
     bundle = (modes, runtime, constraints(), errors)

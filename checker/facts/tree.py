@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +101,11 @@ def _mentions(source: SourceFile, profile: Profile) -> tuple[str, ...]:
 RunnerReading = tuple[list[RunnerWidth], list[FileError]]
 
 
+# Starts a reading of runner files, perhaps in another process
+# (`idxcheck.parallel.workers.in_background`); what it returns gives the readings.
+RunnersElsewhere = Callable[[Callable[[], list[RunnerReading]]], Callable[[], list[RunnerReading]]]
+
+
 def runtime_model_from_tree(
     tree: LoadedTree,
     profile: Profile,
@@ -110,22 +115,26 @@ def runtime_model_from_tree(
     errors: list[FileError],
     runners: FileMemo | None = None,
     algorithms: AlgorithmOracle | None = None,
+    elsewhere: RunnersElsewhere | None = None,
 ) -> RuntimeModel:
     """Runner widths read from the scanned tree for the modes it has runners of; where it has
     none, the widths its configuration class states; the profile's defaults for the other
-    modes. The errors met reading them go to `errors`."""
+    modes. The errors met reading them go to `errors`. `elsewhere`, where given, reads some of
+    the runner files `runners` does not hold in another process meanwhile (`_read_away`)."""
     default = default_runtime_model(profile)
     read: dict[str, list[RunnerWidth]] = {}
     stated: dict[str, list[RunnerWidth]] = {}
+    files: list[tuple[SourceFile, list[Block], RunnerReading | None]] = []
     for source in tree.files:
         blocks = runner_blocks(source, profile.runner_width_attrs, profile.config_classes)
-        if not blocks:
-            continue
-        reading: RunnerReading | None = runners.get(source) if runners is not None else None
-        if reading is None:
-            reading = _read_runners(
-                source,
-                blocks,
+        if blocks:
+            files.append((source, blocks, runners.get(source) if runners is not None else None))
+
+    def read_files(indices: list[int]) -> list[RunnerReading]:
+        return [
+            _read_runners(
+                files[i][0],
+                files[i][1],
                 profile,
                 modes,
                 dataclasses,
@@ -133,8 +142,21 @@ def runtime_model_from_tree(
                 default.phase_widths,
                 algorithms,
             )
-            if runners is not None:
-                runners.put(source, reading)
+            for i in indices
+        ]
+
+    todo = [i for i, (_, _, found) in enumerate(files) if found is None]
+    weights = {i: sum(len(files[i][0].block_text(b)) for b in files[i][1]) for i in todo}
+    away = _read_away(weights) if elsewhere is not None else []
+    pending = elsewhere(partial(read_files, away)) if elsewhere is not None and away else None
+    here = [i for i in todo if i not in away]
+    fresh = dict(zip(here, read_files(here), strict=True))
+    if pending is not None:
+        fresh.update(zip(away, pending(), strict=True))
+    for index, (source, _, stored) in enumerate(files):
+        reading = stored if stored is not None else fresh[index]
+        if stored is None and runners is not None:
+            runners.put(source, reading)
         widths, found_errors = reading
         errors.extend(found_errors)
         for width in widths:
@@ -158,6 +180,30 @@ def runtime_model_from_tree(
         not_run=not_run,
         algorithms_not_run=algorithms_not_run(tree.files, profile, modes.members),
     )
+
+
+def _read_away(weights: Mapping[int, int]) -> list[int]:
+    """The runner files (by index, with the characters of their runner classes) read in
+    another process while this one reads the rest: where there are two or more and enough to
+    read for a process to pay off (`RUNNER_ELSEWHERE_BYTES`), the heaviest first to the side
+    with less, this process's first: on SGLang 0.5.23 the decode runner is read here and the
+    five others elsewhere, on vLLM 0.33.0 the model runner here and the configuration and the
+    dispatcher elsewhere (bench/RESULTS.md, "Where a cold scan's Python time went")."""
+    if len(weights) < 2 or sum(weights.values()) < RUNNER_ELSEWHERE_BYTES:
+        return []
+    here: list[int] = []
+    away: list[int] = []
+    sizes = [0, 0]
+    for index in sorted(weights, key=lambda i: (-weights[i], i)):
+        side = 0 if sizes[0] <= sizes[1] else 1
+        (here if side == 0 else away).append(index)
+        sizes[side] += weights[index]
+    return sorted(away)
+
+
+# The runners go partly elsewhere from this many characters of runner classes to read: a process
+# of its own costs a fork and the pickling of what it read.
+RUNNER_ELSEWHERE_BYTES = 100_000
 
 
 def _read_runners(
