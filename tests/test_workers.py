@@ -194,6 +194,25 @@ def test_a_background_process_that_dies_is_computed_here(monkeypatch: pytest.Mon
     assert workers.in_background(compute, 0)() == "here"
 
 
+def _read_here(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    """Two CPUs, and the paths of the files `module.name(source, ...)` reads in this process
+    (a forked process appends to its own copy)."""
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    read_here: list[str] = []
+    original = getattr(module, name)
+
+    def spy(source: SourceFile, *rest: object) -> object:
+        read_here.append(source.path)
+        return original(source, *rest)
+
+    monkeypatch.setattr(module, name, spy)
+    return read_here
+
+
+def _elsewhere(compute):  # type: ignore[no-untyped-def]
+    return workers.in_background(compute, 0)
+
+
 ARGUMENT_CHECKS = """def check_{n}(server_args):
     if server_args.attention_backend == "alpha":
         if server_args.speculative_eagle_topk > {n}:
@@ -220,23 +239,11 @@ def test_argument_checks_read_in_background_are_those_read_here(
     here = constraints.read_constraints(files, ctx)()
     assert len(here.per_backend["alpha"]) == 3
 
-    monkeypatch.setattr(workers, "_cpus", lambda: 2)
-    read_here: list[str] = []
-    original = constraints._file_constraints
-
-    def spy(source: SourceFile, *rest: object) -> object:
-        read_here.append(source.path)  # a forked process appends to its own copy
-        return original(source, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(constraints, "_file_constraints", spy)
-
-    def elsewhere(compute):  # type: ignore[no-untyped-def]
-        return workers.in_background(compute, 0)
-
-    assert constraints.read_constraints(files, ctx, None, elsewhere)() == here
+    read_here = _read_here(monkeypatch, constraints, "_file_constraints")
+    assert constraints.read_constraints(files, ctx, None, _elsewhere)() == here
     assert read_here == []
     small = [files[0], *(SourceFile(f.path, f.text[:300]) for f in files[1:])]
-    assert constraints.read_constraints(small, ctx, None, elsewhere)() == here
+    assert constraints.read_constraints(small, ctx, None, _elsewhere)() == here
     assert read_here == ["checks_1.py", "checks_2.py", "checks_3.py"], "too little to send"
 
 
@@ -282,24 +289,12 @@ def test_runners_read_in_background_are_those_read_here(monkeypatch: pytest.Monk
     big = loaded(250)
     here = model(big)
     assert here.widths["DRAFT_EXTEND"], "the runners were not read"  # type: ignore[attr-defined]
-    monkeypatch.setattr(workers, "_cpus", lambda: 2)
-    read_here: list[str] = []
-    original = tree_facts._read_runners
-
-    def spy(source: SourceFile, *rest: object) -> object:
-        read_here.append(source.path)  # a forked process appends to its own copy
-        return original(source, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(tree_facts, "_read_runners", spy)
-
-    def elsewhere(compute):  # type: ignore[no-untyped-def]
-        return workers.in_background(compute, 0)
-
+    read_here = _read_here(monkeypatch, tree_facts, "_read_runners")
     # The heaviest runner read here, the two others (as heavy together) elsewhere.
-    assert model(loaded(250), elsewhere) == here
+    assert model(loaded(250), _elsewhere) == here
     assert read_here == ["runner_0.py"]
     read_here.clear()
-    small = model(loaded(20), elsewhere)
+    small = model(loaded(20), _elsewhere)
     assert read_here == ["runner_0.py", "runner_1.py", "runner_2.py"], "too little to send"
     # The same runners give widths to the same modes (their places differ: shorter docstrings).
     found = {m: [w.runner for w in ws] for m, ws in small.widths.items()}  # type: ignore[attr-defined]
