@@ -146,9 +146,14 @@ def runtime_model_from_tree(
         ]
 
     todo = [i for i, (_, _, found) in enumerate(files) if found is None]
-    weights = {i: sum(len(files[i][0].block_text(b)) for b in files[i][1]) for i in todo}
-    away = _read_away(weights) if elsewhere is not None else []
-    pending = elsewhere(partial(read_files, away)) if elsewhere is not None and away else None
+    away: list[int] = []
+    pending = None
+    if elsewhere is not None:
+        away = _read_away(
+            {i: sum(len(files[i][0].block_text(b)) for b in files[i][1]) for i in todo}
+        )
+        if away:
+            pending = elsewhere(partial(read_files, away))
     here = [i for i in todo if i not in away]
     fresh = dict(zip(here, read_files(here), strict=True))
     if pending is not None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from idxcheck.source.files import (
     Block,
@@ -170,25 +171,25 @@ def _read_constants(text: str) -> tuple[tuple[str, int], ...]:
 
 def _binding_counts(tree: ast.AST, names: Iterable[str]) -> dict[str, int] | None:
     """How many times the module binds (or deletes) each of `names` anywhere in it, or None
-    where it holds a star import (which may bind any name): what counting `_bound_names` over
-    `ast.walk(tree)` gives for these names, in one walk over the nodes' fields that tests each
-    node's kind once (`ast.walk`'s generators and a generator per node cost a module of a few
-    thousand lines tens of milliseconds)."""
+    where it holds a star import (which may bind any name), in one walk over the nodes' fields
+    that looks each node's kind up once in `_BOUND` (`ast.walk`'s generators and a test of
+    every kind per node cost a module of a few thousand lines tens of milliseconds)."""
     wanted = set(names)
     counts: dict[str, int] = {}
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if type(node) is ast.Name:
-            if type(node.ctx) is not ast.Load and node.id in wanted:  # stored or deleted
-                counts[node.id] = counts.get(node.id, 0) + 1
-            continue  # nothing below a name but its context
-        if type(node) in _BINDING_KINDS:
-            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-                return None
-            for name in _bound_names(node):
-                if name in wanted:
-                    counts[name] = counts.get(name, 0) + 1
+        bound = _BOUND.get(type(node))
+        if bound is not None:
+            if isinstance(node, ast.ImportFrom):
+                if any(a.name == "*" for a in node.names):
+                    return None
+            else:
+                for name in bound(node):
+                    if name in wanted:
+                        counts[name] = counts.get(name, 0) + 1
+            if type(node) is ast.Name:
+                continue  # nothing below a name but its context
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -198,44 +199,27 @@ def _binding_counts(tree: ast.AST, names: Iterable[str]) -> dict[str, int] | Non
     return counts
 
 
-# The kinds of node `_bound_names` finds a name in, besides `ast.Name` (which `_binding_counts`
-# reads itself), and `ast.ImportFrom` (a star import).
-_BINDING_KINDS = frozenset(
-    {
-        ast.arg,
-        ast.FunctionDef,
-        ast.AsyncFunctionDef,
-        ast.ClassDef,
-        ast.alias,
-        ast.Global,
-        ast.Nonlocal,
-        ast.ExceptHandler,
-        ast.MatchAs,
-        ast.MatchStar,
-        ast.MatchMapping,
-        ast.ImportFrom,
-    }
-)
+def _named(name: str | None) -> tuple[str, ...]:
+    return () if name is None else (name,)
 
 
-def _bound_names(node: ast.AST) -> Iterator[str]:
-    """The names `node` binds (or deletes) where it stands."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        yield node.id
-    elif isinstance(node, ast.arg):
-        yield node.arg
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield node.name
-    elif isinstance(node, ast.alias):
-        yield node.asname or node.name.split(".")[0]
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        yield from node.names
-    elif isinstance(node, ast.ExceptHandler) and node.name is not None:
-        yield node.name
-    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
-        yield node.name
-    elif isinstance(node, ast.MatchMapping) and node.rest is not None:
-        yield node.rest
+# The names a node binds (or deletes) where it stands, by the node's kind; `ast.ImportFrom` is
+# here for its star import (its names are its `ast.alias` nodes').
+_BOUND: dict[type[ast.AST], Callable[[Any], tuple[str, ...]]] = {
+    ast.Name: lambda n: (n.id,) if type(n.ctx) is not ast.Load else (),
+    ast.arg: lambda n: (n.arg,),
+    ast.FunctionDef: lambda n: (n.name,),
+    ast.AsyncFunctionDef: lambda n: (n.name,),
+    ast.ClassDef: lambda n: (n.name,),
+    ast.alias: lambda n: (n.asname or n.name.split(".")[0],),
+    ast.Global: lambda n: tuple(n.names),
+    ast.Nonlocal: lambda n: tuple(n.names),
+    ast.ExceptHandler: lambda n: _named(n.name),
+    ast.MatchAs: lambda n: _named(n.name),
+    ast.MatchStar: lambda n: _named(n.name),
+    ast.MatchMapping: lambda n: _named(n.rest),
+    ast.ImportFrom: lambda n: (),
+}
 
 
 def _integer_of(node: ast.expr) -> int | None:
